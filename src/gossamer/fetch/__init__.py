@@ -1,0 +1,5 @@
+"""Fetch: HTTP exchanges with timeouts, size caps, decompression caps and an SSRF guard."""
+
+from gossamer.fetch.result import FetchResult, Headers
+
+__all__ = ["FetchResult", "Headers"]
