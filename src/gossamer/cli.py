@@ -1,0 +1,166 @@
+"""Command-line entry point: parses flags and wires packages together, one call per command.
+
+Every fault Gossamer knows about ends here as one ``gossamer: error: ...`` line on stderr and a
+non-zero exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from gossamer import __version__
+from gossamer.config import CrawlConfig, load_config, parse_duration
+from gossamer.engine import Crawler
+from gossamer.errors import ConfigError, GossamerError, StoreError
+from gossamer.seeds import read_seeds
+
+log = logging.getLogger("gossamer")
+
+EXIT_ERROR = 2
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _crawl_parser(sub: Any) -> None:
+    p = sub.add_parser("crawl", help="crawl politely from a seeds file")
+    p.add_argument("seeds", type=Path, help="file with one URL or bare domain per line")
+    p.add_argument("--out", type=Path, required=True, help="output folder")
+    p.add_argument("--max-pages", type=_positive_int)
+    p.add_argument("--time", type=_seconds, dest="time_limit", help="time limit, e.g. 90s, 2h")
+    p.add_argument("--concurrency", type=_positive_int)
+    p.add_argument("--max-depth", type=int)
+    p.add_argument("--user-agent")
+    p.add_argument("--delay", type=_seconds, help="minimum gap between requests to one host")
+    p.add_argument("--max-per-host", type=_positive_int, help="requests in flight per host")
+    p.add_argument(
+        "--resolve",
+        action="append",
+        default=[],
+        metavar="HOST:IP",
+        help="map a host (or *.domain) to an address, like curl; may repeat",
+    )
+    p.add_argument("--config", type=Path, help="TOML configuration file")
+    p.add_argument("--nofollow", action="store_true", default=None, help="honour rel=nofollow")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _testweb_parser(sub: Any) -> None:
+    p = sub.add_parser("testweb", help="serve the bundled local multi-host test web")
+    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--bind", default="127.0.0.1")
+    p.add_argument("--hosts", type=_positive_int, default=20)
+    p.add_argument("--pages", type=_positive_int, default=50, help="pages per host")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seeds-file", type=Path, help="write the seed URLs here")
+
+
+def _demo_parser(sub: Any) -> None:
+    p = sub.add_parser("demo", help="serve the test web and crawl it, then print the report")
+    p.add_argument("--out", type=Path, default=Path("demo-out"))
+    p.add_argument("--hosts", type=_positive_int, default=30)
+    p.add_argument("--pages", type=_positive_int, default=40, help="pages per host")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gossamer", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"gossamer {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0)
+    sub = parser.add_subparsers(dest="command", required=True)
+    _crawl_parser(sub)
+    _testweb_parser(sub)
+    _demo_parser(sub)
+    return parser
+
+
+def crawl_config(args: argparse.Namespace) -> CrawlConfig:
+    overrides: dict[str, Any] = {
+        "max_pages": args.max_pages,
+        "time_limit": args.time_limit,
+        "concurrency": args.concurrency,
+        "scope.max_depth": args.max_depth,
+        "fetch.user_agent": args.user_agent,
+        "politeness.delay": args.delay,
+        "politeness.max_per_host": args.max_per_host,
+        "politeness.respect_nofollow": args.nofollow,
+        "resolve": tuple(args.resolve) or None,
+        "progress": False if args.no_progress else None,
+    }
+    return load_config(args.seeds, args.out, args.config, overrides)
+
+
+def prepare_out(out: Path) -> None:
+    """Create the output folder and prove it is writable before any network traffic."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_bytes(b"ok")
+        probe.unlink()
+    except OSError as exc:
+        raise StoreError(f"cannot write to output folder {out}: {exc.strerror or exc}") from exc
+
+
+def run_crawl(config: CrawlConfig) -> int:
+    seeds = read_seeds(config.seeds)
+    for problem in seeds.problems:
+        log.warning("seeds line %d ignored (%s): %s", problem.line, problem.reason, problem.text)
+    prepare_out(config.out)
+    outcome = asyncio.run(Crawler(config, seeds).run())
+    summary = (config.out / "reports" / "stats.txt").read_text(encoding="utf-8")
+    print(summary.rstrip())
+    print(f"stopped: {outcome.reason}; output in {config.out}")
+    return 0
+
+
+def _configure_logging(verbose: int) -> None:
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(
+        level=level,
+        stream=sys.stderr,
+        format="%(asctime)s level=%(levelname)s logger=%(name)s %(message)s",
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _configure_logging(args.verbose)
+    try:
+        if args.command == "crawl":
+            return run_crawl(crawl_config(args))
+        if args.command == "testweb":
+            from gossamer.testweb import WebSpec, serve_forever
+
+            spec = WebSpec(seed=args.seed, hosts=args.hosts, pages_per_host=args.pages)
+            return serve_forever(spec, host=args.bind, port=args.port, seeds_file=args.seeds_file)
+        if args.command == "demo":
+            from gossamer.demo import run_demo
+
+            return run_demo(args.out, hosts=args.hosts, pages=args.pages)
+    except GossamerError as exc:
+        print(f"gossamer: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("gossamer: interrupted", file=sys.stderr)
+        return 130
+    return EXIT_ERROR
+
+

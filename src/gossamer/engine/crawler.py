@@ -1,0 +1,214 @@
+"""The crawl loop: one dispatcher hands ready jobs to a fixed pool of fetch workers.
+
+The dispatcher is the only task that asks the frontier for work. It sleeps on an event that
+is set whenever the frontier changes (a URL added, a job done) or until the next host's delay
+runs out, so nothing polls. Workers fetch and pass results to the pipeline. The crawler owns
+every task it starts and stops them on the page target, the time limit, SIGINT/SIGTERM or an
+empty frontier, then flushes the stores and writes the reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+import time
+from dataclasses import dataclass
+
+from gossamer.config import CrawlConfig
+from gossamer.engine.pipeline import Pipeline, origin_of
+from gossamer.engine.progress import Progress
+from gossamer.errors import SeedError
+from gossamer.fetch.fetcher import Fetcher, FetchLimits
+from gossamer.fetch.resolver import parse_resolve
+from gossamer.frontier import Frontier, Job
+from gossamer.seeds import SeedList
+from gossamer.stats import CrawlStats
+from gossamer.store import CdxjWriter, MetadataDB, WarcStore, write_reports
+
+log = logging.getLogger(__name__)
+
+STOP_GRACE = 10.0  # seconds in-flight fetches get to finish after a stop request
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlOutcome:
+    stats: CrawlStats
+    reason: str  # "target", "time", "exhausted", "signal"
+
+
+class Crawler:
+    """Runs one crawl from seeds to reports; ``run`` is the whole lifetime."""
+
+    def __init__(self, config: CrawlConfig, seeds: SeedList) -> None:
+        self._config = config
+        self._seeds = seeds
+        self.stats = CrawlStats(concurrency=config.concurrency)
+        self._stop_reason = ""
+        self._wake = asyncio.Event()
+        self._dispatched_pages = 0  # page jobs dispatched and not yet finished
+
+    def stop(self, reason: str) -> None:
+        if not self._stop_reason:
+            log.info("stopping reason=%s", reason)
+            self._stop_reason = reason
+        self._wake.set()
+
+    async def run(self) -> CrawlOutcome:
+        config = self._config
+        out = config.out
+        rules = tuple(parse_resolve(entry) for entry in config.resolve)
+        politeness = config.politeness
+        frontier = Frontier(
+            delay=politeness.delay,
+            max_per_host=politeness.max_per_host,
+            crawl_delay_cap=politeness.crawl_delay_cap,
+            robots_ttl=politeness.robots_ttl,
+            robots_retry_delay=politeness.robots_retry_delay,
+            robots_retries=politeness.robots_retries,
+            stats=self.stats,
+            clock=time.monotonic,
+        )
+        db = MetadataDB(out / "crawl.db")
+        warc = WarcStore(out / "warc", max_file_bytes=config.warc_max_bytes)
+        cdxj = CdxjWriter(out / "index.cdxj")
+        pipeline = Pipeline(config, frontier, self.stats, warc, cdxj, db)
+        for seed in self._seeds.seeds:
+            pipeline.admit(seed.urls[0], 0, None, fallbacks=seed.urls[1:])
+        limits = FetchLimits(
+            connect_timeout=config.fetch.connect_timeout,
+            read_timeout=config.fetch.read_timeout,
+            total_timeout=config.fetch.total_timeout,
+            max_body=config.fetch.max_body,
+            max_decoded=config.fetch.max_decoded,
+            keep_types=config.fetch.keep_types,
+        )
+        loop = asyncio.get_running_loop()
+        self._install_signals(loop)
+        if config.time_limit is not None:
+            loop.call_later(config.time_limit, self.stop, "time")
+        progress = Progress(self.stats, frontier, enabled=config.progress and sys.stderr.isatty())
+        try:
+            async with Fetcher(
+                user_agent=config.fetch.user_agent,
+                limits=limits,
+                resolve=rules,
+                allow_private=config.fetch.allow_private,
+                connections=config.concurrency,
+            ) as fetcher:
+                await self._crawl(frontier, fetcher, pipeline, db, progress)
+        finally:
+            self._remove_signals(loop)
+            progress.close()
+            warc.close()
+            cdxj.close()
+            db.flush()
+            write_reports(out, self.stats, db)
+            db.close()
+        reason = self._stop_reason or "exhausted"
+        if self.stats.responses == 0 and reason == "exhausted":
+            raise SeedError(
+                f"bad seed: none of the {len(self._seeds.seeds)} seeds could be fetched"
+            )
+        return CrawlOutcome(self.stats, reason)
+
+    async def _crawl(
+        self,
+        frontier: Frontier,
+        fetcher: Fetcher,
+        pipeline: Pipeline,
+        db: MetadataDB,
+        progress: Progress,
+    ) -> None:
+        jobs: asyncio.Queue[Job | None] = asyncio.Queue(maxsize=self._config.concurrency)
+        workers = self._config.concurrency
+        reporter = asyncio.create_task(self._report_loop(db))
+        painter = asyncio.create_task(progress.run())
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [
+                    group.create_task(self._worker(jobs, fetcher, pipeline))
+                    for _ in range(workers)
+                ]
+                await self._dispatch(frontier, jobs)
+                for _ in range(workers):
+                    await jobs.put(None)
+                if self._stop_reason in ("signal", "time"):
+                    # Give in-flight fetches a moment, then cut them off: they are recorded
+                    # as not crawled and a resumed crawl fetches them again.
+                    _, late = await asyncio.wait(tasks, timeout=STOP_GRACE)
+                    for task in late:
+                        task.cancel()
+        finally:
+            reporter.cancel()
+            painter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporter
+            with contextlib.suppress(asyncio.CancelledError):
+                await painter
+
+    async def _dispatch(self, frontier: Frontier, jobs: asyncio.Queue[Job | None]) -> None:
+        target = self._config.max_pages
+        while not self._stop_reason:
+            if target is not None and self.stats.pages >= target:
+                self.stop("target")
+                break
+            room = target is None or self.stats.pages + self._dispatched_pages < target
+            job = frontier.pop_ready() if room else None
+            if job is not None:
+                if not job.robots:
+                    self._dispatched_pages += 1
+                await jobs.put(job)
+                continue
+            if frontier.exhausted:
+                break
+            self._wake.clear()
+            wait = frontier.next_wake() if room else None
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):
+                    await self._wake.wait()
+
+    async def _worker(
+        self, jobs: asyncio.Queue[Job | None], fetcher: Fetcher, pipeline: Pipeline
+    ) -> None:
+        while True:
+            job = await jobs.get()
+            if job is None:
+                return
+            try:
+                if job.robots:
+                    pipeline.robots(job, await fetcher.fetch_robots(job.url))
+                else:
+                    pipeline.page(job, await fetcher.fetch(job.url))
+                    self._dispatched_pages -= 1
+            finally:
+                self._wake.set()
+
+    async def _report_loop(self, db: MetadataDB) -> None:
+        interval = self._config.report_interval
+        while True:
+            await asyncio.sleep(interval)
+            db.flush()
+            write_reports(self._config.out, self.stats, db)
+
+    def _install_signals(self, loop: asyncio.AbstractEventLoop) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self._on_signal, sig)
+
+    def _on_signal(self, sig: signal.Signals) -> None:
+        if self._stop_reason == "signal":
+            # A second Ctrl-C: stop waiting for in-flight fetches.
+            raise KeyboardInterrupt
+        log.warning("received %s, stopping after in-flight fetches", sig.name)
+        self.stop("signal")
+
+    def _remove_signals(self, loop: asyncio.AbstractEventLoop) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
+
+
+__all__ = ["CrawlOutcome", "Crawler", "origin_of"]

@@ -1,0 +1,262 @@
+"""What happens to a fetch result: store it, parse it, and feed new URLs back to the frontier.
+
+The pipeline is the only place that turns a :class:`FetchResult` into WARC records, metadata
+rows, statistics and frontier entries, so the crawl loop itself stays about scheduling.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+
+from gossamer.config import CrawlConfig
+from gossamer.fetch import FetchResult
+from gossamer.fetch.fetcher import media_type
+from gossamer.frontier import Frontier, Job
+from gossamer.parse import parse_html
+from gossamer.robots import RobotsRules, parse_robots, product_token
+from gossamer.stats import CrawlStats
+from gossamer.store import CdxjWriter, MetadataDB, PageRow, WarcStore
+from gossamer.urls import canonical_link, url_id
+
+log = logging.getLogger(__name__)
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of an absolute canonical URL: the politeness and robots key."""
+    end = url.find("/", url.find("//") + 2)
+    return url if end < 0 else url[:end]
+
+
+def retry_after(value: str | None, now: float) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
+class Pipeline:
+    """Handles the outcome of every job; owns the stores for the crawl's lifetime."""
+
+    def __init__(
+        self,
+        config: CrawlConfig,
+        frontier: Frontier,
+        stats: CrawlStats,
+        warc: WarcStore,
+        cdxj: CdxjWriter,
+        db: MetadataDB,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._config = config
+        self._frontier = frontier
+        self._stats = stats
+        self._warc = warc
+        self._cdxj = cdxj
+        self._db = db
+        self._clock = clock
+        self._product = product_token(config.fetch.user_agent)
+        self._admitted: Counter[str] = Counter()
+
+    # -- new URLs -------------------------------------------------------------------------
+    def admit(
+        self,
+        url: str,
+        depth: int,
+        referrer: str | None,
+        *,
+        hops: int = 0,
+        fallbacks: tuple[str, ...] = (),
+    ) -> bool:
+        """Apply the scope rules and queue ``url`` if it is new; True if it was queued."""
+        scope = self._config.scope
+        if len(url) > scope.max_url_length:
+            self._stats.skipped_other += 1
+            return False
+        if scope.max_depth is not None and depth > scope.max_depth:
+            self._stats.skipped_other += 1
+            return False
+        if self._frontier.seen(url):
+            return False
+        host = origin_of(url)
+        if scope.max_pages_per_host is not None:
+            if self._admitted[host] >= scope.max_pages_per_host:
+                self._stats.skipped_other += 1
+                return False
+            self._admitted[host] += 1
+        job = Job(url=url, host=host, depth=depth, referrer=referrer, hops=hops, fallbacks=fallbacks)
+        if not self._frontier.add(job):
+            return False
+        self._stats.discovered += 1
+        self._db.add_discovered([(url, host, depth, referrer)])
+        return True
+
+    # -- results --------------------------------------------------------------------------
+    def _store(self, job: Job, result: FetchResult, doc_id: str | None) -> None:
+        location = None
+        if result.status and not result.skipped_body:
+            location = self._warc.write(result)
+            self._cdxj.add(result, location)
+        self._db.add_page(
+            PageRow(
+                url=result.url,
+                url_id=url_id(result.url),
+                doc_id=doc_id,
+                status=result.status,
+                content_type=result.content_type,
+                length=len(result.content or result.body),
+                fetched_at=result.started_at,
+                elapsed=result.elapsed,
+                depth=job.depth,
+                referrer=job.referrer,
+                warc_file=location.filename if location else None,
+                warc_offset=location.offset if location else None,
+                warc_length=location.length if location else None,
+                error=result.error or None,
+                host=job.host,
+            )
+        )
+
+    def _count(self, job: Job, result: FetchResult) -> None:
+        stats = self._stats
+        stats.requests += 1
+        host = stats.host(job.host)
+        host.time_spent += result.elapsed
+        if result.status:
+            stats.responses += 1
+            stats.statuses[result.status] += 1
+            stats.bytes += len(result.body)
+            stats.fetch_time += result.elapsed
+            host.bytes += len(result.body)
+        if result.error:
+            stats.record_error(result.error, job.host)
+        elif result.status >= 400:
+            stats.record_error(f"http_{result.status}", job.host)
+
+    def robots(self, job: Job, hops: list[FetchResult]) -> None:
+        """Store every hop of a robots.txt fetch and install the rules RFC 9309 implies."""
+        for hop in hops:
+            self._count(job, hop)
+            self._stats.robots_requests += 1
+            self._store(job, hop, None)
+        final = hops[-1]
+        host = self._stats.host(job.host)
+        status = final.status
+        if status == 0 or status >= 500 or status == 429:
+            # Unreachable (RFC 9309 2.3.1.4): assume everything is disallowed, try again later.
+            # 429 is treated like 5xx: the server asks us to slow down, not to ignore it.
+            gave_up = self._frontier.robots_unavailable(job.host)
+            host.robots_status = "given up (unreachable)" if gave_up else f"disallow-all ({status or final.error})"
+            self._frontier.done(job, success=False)
+            return
+        if 200 <= status < 300:
+            rules = parse_robots(final.content or final.body, self._product)
+            host.robots_status = "rules"
+            if rules.crawl_delay is not None:
+                host.robots_status = f"rules, crawl-delay {rules.crawl_delay:g}"
+        else:
+            # 4xx, or a redirect chain longer than five hops: treat as unavailable, allow all.
+            rules = RobotsRules.allow_all()
+            host.robots_status = f"allow-all ({status})"
+        self._frontier.set_robots(job.host, rules)
+        self._frontier.done(job, success=True)
+
+    def page(self, job: Job, result: FetchResult) -> bool:
+        """Handle a page fetch; returns True when it produced a stored page."""
+        self._count(job, result)
+        stats = self._stats
+        status = result.status
+        politeness = self._config.politeness
+        if status == 0:
+            self._store(job, result, None)
+            if job.fallbacks:
+                self.admit(job.fallbacks[0], job.depth, job.referrer, fallbacks=job.fallbacks[1:])
+            self._frontier.done(job, success=False, backoff=self._error_backoff(job))
+            return False
+        if status in (429, 503):
+            wait = retry_after(result.header("Retry-After"), self._clock())
+            backoff = min(wait if wait is not None else self._error_backoff(job), politeness.max_backoff)
+            self._store(job, result, None)
+            if job.retries < politeness.max_retries:
+                self._frontier.retry(_again(job))
+            self._frontier.done(job, success=False, backoff=backoff)
+            return False
+        if result.is_redirect:
+            self._store(job, result, None)
+            self._redirect(job, result)
+            self._frontier.done(job, success=True)
+            return False
+        if status >= 500:
+            self._store(job, result, None)
+            self._frontier.done(job, success=False, backoff=self._error_backoff(job))
+            return False
+        is_page = 200 <= status < 300 and not result.error and not result.skipped_body
+        doc_id = hashlib.sha1(result.content).hexdigest() if is_page else None
+        self._store(job, result, doc_id)
+        if is_page:
+            stats.pages += 1
+            stats.host(job.host).pages += 1
+            stats.hourly[int((self._clock() - stats.started + stats.elapsed_before) // 3600)] += 1
+            if media_type(result.content_type) in HTML_TYPES:
+                self._links(job, result)
+        self._frontier.done(job, success=True)
+        return is_page
+
+    def _redirect(self, job: Job, result: FetchResult) -> None:
+        self._stats.redirects += 1
+        location = result.header("Location")
+        target = canonical_link(location, result.url) if location else None
+        if target is None:
+            self._stats.record_error("bad_redirect", job.host)
+            return
+        if job.hops + 1 > self._config.fetch.max_redirects:
+            self._stats.record_error("redirect_chain", job.host)
+            return
+        self._db.add_links(result.url, [target])
+        # A redirect is not a link hop: the target keeps the depth of the URL that moved.
+        self.admit(target, job.depth, result.url, hops=job.hops + 1, fallbacks=job.fallbacks)
+
+    def _links(self, job: Job, result: FetchResult) -> None:
+        parsed = parse_html(result.content, result.url, result.content_type)
+        follow = not (parsed.nofollow and self._config.politeness.respect_nofollow)
+        targets = [link.url for link in parsed.links]
+        if targets:
+            self._db.add_links(result.url, targets)
+        if not follow:
+            return
+        depth = job.depth + 1
+        for link in parsed.links:
+            if link.nofollow and self._config.politeness.respect_nofollow:
+                continue
+            self.admit(link.url, depth, result.url)
+
+    def _error_backoff(self, job: Job) -> float:
+        """Exponential backoff after consecutive faults of one host, capped."""
+        host = self._frontier.host(job.host)
+        base = max(host.delay, 1.0)
+        return float(min(base * 2 ** min(host.errors_in_row, 16), self._config.politeness.max_backoff))
+
+
+def _again(job: Job) -> Job:
+    return Job(
+        url=job.url,
+        host=job.host,
+        depth=job.depth,
+        referrer=job.referrer,
+        retries=job.retries + 1,
+        hops=job.hops,
+        fallbacks=job.fallbacks,
+    )

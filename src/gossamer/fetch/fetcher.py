@@ -1,0 +1,228 @@
+"""The fetch stage: one HTTP GET per call, with every limit a hostile server needs.
+
+Redirects are not followed here (the engine puts the target back into the frontier, so robots.txt,
+politeness and dedup apply to it); robots.txt fetches follow up to five hops themselves, as RFC
+9309 asks. Outcomes, good or bad, come back as a :class:`FetchResult`; nothing is raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import aiohttp
+
+from gossamer.errors import FetchError
+from gossamer.fetch.decode import ACCEPT_ENCODING, DecodeError, decode_body
+from gossamer.fetch.resolver import GuardedResolver, ResolveRule, check_literal
+from gossamer.fetch.result import FetchResult, Headers
+from gossamer.urls import canonical_link
+
+log = logging.getLogger(__name__)
+
+ROBOTS_MAX_BYTES = 500 * 1024
+ROBOTS_MAX_HOPS = 5
+_ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,*/*;q=0.5"
+
+
+@dataclass(frozen=True, slots=True)
+class FetchLimits:
+    connect_timeout: float
+    read_timeout: float
+    total_timeout: float
+    max_body: int
+    max_decoded: int
+    keep_types: tuple[str, ...]
+
+
+def media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def _error_kind(exc: BaseException) -> str:
+    """Map a transport exception to the error kind counted in the statistics."""
+    if isinstance(exc, FetchError):
+        return exc.kind
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return "dns"
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
+        return "tls"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        if exc.os_error.errno == errno.ECONNREFUSED:
+            return "connection_refused"
+        return "connect"
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "disconnected"
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return "bad_body"
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return "bad_response"
+    if isinstance(exc, aiohttp.InvalidURL):
+        return "bad_url"
+    if isinstance(exc, ConnectionResetError | aiohttp.ClientOSError):
+        return "connection_reset"
+    if isinstance(exc, aiohttp.ClientError):
+        return "http_error"
+    return "other"
+
+
+def _raw_headers(raw: tuple[tuple[bytes, bytes], ...]) -> Headers:
+    return tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in raw)
+
+
+class Fetcher:
+    """Owns the HTTP client session; ``fetch`` is safe to call from many tasks at once."""
+
+    def __init__(
+        self,
+        *,
+        user_agent: str,
+        limits: FetchLimits,
+        resolve: tuple[ResolveRule, ...],
+        allow_private: bool,
+        connections: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._user_agent = user_agent
+        self._limits = limits
+        self._rules = resolve
+        self._allow_private = allow_private
+        self._connections = connections
+        self._clock = clock
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> Fetcher:
+        connector = aiohttp.TCPConnector(
+            limit=self._connections,
+            limit_per_host=0,
+            resolver=GuardedResolver(self._rules, allow_private=self._allow_private),
+            ttl_dns_cache=300,
+            ssl=True,
+        )
+        timeout = aiohttp.ClientTimeout(
+            total=None,
+            sock_connect=self._limits.connect_timeout,
+            sock_read=self._limits.read_timeout,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=timeout,
+            auto_decompress=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            headers={
+                "User-Agent": self._user_agent,
+                "Accept": _ACCEPT,
+                "Accept-Encoding": ACCEPT_ENCODING,
+            },
+            max_line_size=16_384,
+            max_field_size=16_384,
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def fetch(self, url: str) -> FetchResult:
+        """GET one URL; the body is read only if its type is kept and its size allowed."""
+        return await self._get(url, self._limits.max_body, robots=False)
+
+    async def fetch_robots(self, url: str) -> list[FetchResult]:
+        """GET a robots.txt, following up to five redirects; returns every hop."""
+        hops: list[FetchResult] = []
+        current = url
+        for _ in range(ROBOTS_MAX_HOPS + 1):
+            result = await self._get(current, ROBOTS_MAX_BYTES, robots=True)
+            hops.append(result)
+            location = result.header("Location") if result.is_redirect else None
+            if not location:
+                break
+            target = canonical_link(location, current)
+            if target is None:
+                break
+            current = target
+        return hops
+
+    async def _get(self, url: str, max_body: int, *, robots: bool) -> FetchResult:
+        assert self._session is not None, "Fetcher used outside its context"
+        started = self._clock()
+        t0 = time.monotonic()
+        try:
+            async with asyncio.timeout(self._limits.total_timeout):
+                return await self._exchange(url, max_body, robots, started, t0)
+        except (TimeoutError, aiohttp.ClientError, FetchError, OSError, ValueError) as exc:
+            kind = _error_kind(exc)
+            log.debug("fetch failed url=%s kind=%s detail=%s", url, kind, exc)
+            return FetchResult(
+                url=url,
+                status=0,
+                started_at=started,
+                elapsed=time.monotonic() - t0,
+                error=kind,
+                error_detail=str(exc)[:300] or type(exc).__name__,
+            )
+
+    async def _exchange(
+        self, url: str, max_body: int, robots: bool, started: float, t0: float
+    ) -> FetchResult:
+        assert self._session is not None
+        check_literal(aiohttp.client.URL(url).raw_host or "", self._rules, self._allow_private)
+        async with self._session.get(url, allow_redirects=False) as resp:
+            peer = resp.connection.transport.get_extra_info("peername") if resp.connection else None
+            ctype = resp.headers.get("Content-Type", "")
+            mtype = media_type(ctype)
+            error = ""
+            skipped = False
+            truncated = False
+            body = b""
+            declared = resp.content_length
+            keep = robots or not (200 <= resp.status < 300) or mtype in self._limits.keep_types
+            if not keep:
+                skipped, error = True, "skipped_type"
+            elif declared is not None and declared > max_body and not robots:
+                skipped, error = True, "too_large"
+            else:
+                body, truncated = await _read_capped(resp.content, max_body)
+                if truncated and not robots:
+                    error = "too_large"
+            content = b""
+            if body and not skipped:
+                try:
+                    content = decode_body(body, resp.headers.get("Content-Encoding"), self._limits.max_decoded)
+                except DecodeError as exc:
+                    error = exc.kind
+            return FetchResult(
+                url=url,
+                status=resp.status,
+                reason=resp.reason or "",
+                http_version=f"{resp.version.major}.{resp.version.minor}" if resp.version else "1.1",
+                request_headers=tuple(resp.request_info.headers.items()),
+                response_headers=_raw_headers(resp.raw_headers),
+                body=body,
+                content=content,
+                content_type=ctype,
+                started_at=started,
+                elapsed=time.monotonic() - t0,
+                remote_ip=str(peer[0]) if peer else "",
+                error=error,
+                truncated=truncated,
+                skipped_body=skipped,
+            )
+
+
+async def _read_capped(stream: aiohttp.StreamReader, limit: int) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in stream.iter_chunked(65_536):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return b"".join(chunks)[:limit], True
+    return b"".join(chunks), False

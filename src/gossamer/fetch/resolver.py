@@ -1,0 +1,113 @@
+"""Name resolution for the fetcher: ``--resolve`` overrides plus the SSRF guard.
+
+Every connection the fetcher opens goes through :class:`GuardedResolver`, so the guard applies
+to the first request and to every redirect hop alike. ``--resolve`` entries (like curl's) map a
+host name, or a ``*.suffix`` wildcard, to an address; mapped names are trusted and may point at
+loopback, which is how the local test web is crawled.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass
+
+from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.resolver import ThreadedResolver
+
+from gossamer.errors import BlockedAddress, ConfigError, FetchError
+
+
+@dataclass(frozen=True, slots=True)
+class ResolveRule:
+    """One ``--resolve`` entry: ``pattern`` is a host name or ``*.suffix``; ``port`` 0 = any."""
+
+    pattern: str
+    port: int
+    address: str
+
+    def matches(self, host: str, port: int) -> bool:
+        if self.port and port and self.port != port:
+            return False
+        if self.pattern.startswith("*."):
+            return host.endswith(self.pattern[1:]) or host == self.pattern[2:]
+        return host == self.pattern
+
+
+def parse_resolve(entry: str) -> ResolveRule:
+    """Parse ``HOST:IP``, ``HOST:PORT:IP`` or ``*.domain:IP`` (IPv6 in brackets)."""
+    text = entry.strip()
+    if text.endswith("]") and ":[" in text:
+        head, _, address = text.rpartition(":[")
+        address = address[:-1]
+    else:
+        head, _, address = text.rpartition(":")
+    host, _, port_text = head.partition(":")
+    try:
+        ipaddress.ip_address(address)
+        port = int(port_text) if port_text else 0
+    except ValueError as exc:
+        raise ConfigError(f"invalid --resolve entry {entry!r} (use HOST:IP or HOST:PORT:IP)") from exc
+    if not host or not 0 <= port <= 65535:
+        raise ConfigError(f"invalid --resolve entry {entry!r} (use HOST:IP or HOST:PORT:IP)")
+    return ResolveRule(host.lower().rstrip("."), port, address)
+
+
+def is_public(address: str) -> bool:
+    """True for globally routable unicast addresses: the only ones fetched by default."""
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+def check_literal(host: str, rules: tuple[ResolveRule, ...], allow_private: bool) -> None:
+    """Apply the guard to a URL whose host is an IP literal (no resolver call happens)."""
+    bare = host.strip("[]")
+    try:
+        ipaddress.ip_address(bare)
+    except ValueError:
+        return
+    if allow_private or is_public(bare) or any(r.address == bare for r in rules):
+        return
+    raise BlockedAddress(f"refusing non-public address {bare}")
+
+
+class GuardedResolver(AbstractResolver):
+    """Resolves through ``--resolve`` rules first, then the system; refuses private targets."""
+
+    def __init__(self, rules: tuple[ResolveRule, ...], *, allow_private: bool) -> None:
+        self._rules = rules
+        self._allow_private = allow_private
+        self._system = ThreadedResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        name = host.lower().rstrip(".")
+        for rule in self._rules:
+            if rule.matches(name, port):
+                fam = socket.AF_INET6 if ":" in rule.address else socket.AF_INET
+                return [
+                    ResolveResult(
+                        hostname=host,
+                        host=rule.address,
+                        port=port,
+                        family=fam,
+                        proto=0,
+                        flags=socket.AI_NUMERICHOST,
+                    )
+                ]
+        try:
+            results = await self._system.resolve(host, port, family)
+        except OSError as exc:
+            raise FetchError("dns", f"cannot resolve {host}: {exc}") from exc
+        if self._allow_private:
+            return results
+        allowed = [r for r in results if is_public(r["host"])]
+        if not allowed:
+            raise BlockedAddress(f"{host} resolves only to non-public addresses")
+        return allowed
+
+    async def close(self) -> None:
+        await self._system.close()

@@ -1,0 +1,163 @@
+"""Link extraction: the parse stage between fetch and the frontier.
+
+An HTML body becomes a :class:`ParsedPage`: its title, the robots directives found in
+``<meta name=robots>``, and the canonical http(s) links that the frontier may queue.
+Parsing uses Lexbor (through selectolax), which builds the same tree a browser would
+from any input, so malformed markup and binary garbage yield a page, never an error.
+This runs on every fetched page, so node selection is left to Lexbor's CSS engine and
+the Python work per link is one attribute read and one URL parse.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
+
+from gossamer.parse.charset import decode_html
+from gossamer.urls import canonical_link, resolve
+
+__all__ = ["MAX_LINKS", "Link", "ParsedPage", "parse_html"]
+
+# Hostile or generated pages carry 100k links; no page deserves more frontier space.
+MAX_LINKS = 10_000
+
+_LINK_SELECTOR = "a[href], area[href]"
+
+# "5; url=/next", "0;URL='/next'", "3, url = /next", "0; /next": the HTML standard's
+# refresh syntax, with the time, the separator and the "url=" prefix all optional.
+_REFRESH_RE = re.compile(r"\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(.*)", re.IGNORECASE | re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A link found on a page."""
+
+    url: str  # canonical absolute URL
+    nofollow: bool  # rel="nofollow" on every occurrence, or page-level meta robots nofollow
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedPage:
+    """What the crawler keeps from one HTML page."""
+
+    title: str
+    links: tuple[Link, ...]  # de-duplicated, in document order, only http(s)
+    base_url: str  # the URL relative links were resolved against
+    noindex: bool
+    nofollow: bool
+    text_encoding: str  # the Python codec the body was decoded with
+
+
+@dataclass(frozen=True, slots=True)
+class _MetaDirectives:
+    noindex: bool = False
+    nofollow: bool = False
+    refresh: str | None = None
+
+
+def _refresh_target(content: str) -> str | None:
+    match = _REFRESH_RE.match(content)
+    if match is None:
+        return None
+    target = match.group(1).strip()
+    if target[:1] in {"'", '"'}:
+        quote = target[0]
+        end = target.find(quote, 1)
+        target = target[1:] if end < 0 else target[1:end]
+    return target.strip() or None
+
+
+def _read_meta(tree: LexborHTMLParser) -> _MetaDirectives:
+    noindex = nofollow = False
+    refresh: str | None = None
+    for node in tree.css("meta"):
+        attrs = node.attributes
+        name = (attrs.get("name") or "").strip().lower()
+        content = attrs.get("content") or ""
+        if name == "robots":
+            tokens = set(content.lower().replace(",", " ").split())
+            if "none" in tokens:
+                noindex = nofollow = True
+            noindex = noindex or "noindex" in tokens
+            nofollow = nofollow or "nofollow" in tokens
+        elif refresh is None and (attrs.get("http-equiv") or "").strip().lower() == "refresh":
+            refresh = _refresh_target(content)
+    return _MetaDirectives(noindex=noindex, nofollow=nofollow, refresh=refresh)
+
+
+def _base_url(tree: LexborHTMLParser, page_url: str) -> str:
+    """The document base: the first ``<base href>`` if it resolves to http(s)."""
+    node = tree.css_first("base[href]")
+    if node is None:
+        return page_url
+    resolved = resolve(node.attributes.get("href") or "", page_url)
+    # A javascript: or data: base would make every relative link unusable.
+    if resolved is None or not resolved.startswith(("http://", "https://")):
+        return page_url
+    return resolved
+
+
+def _title(tree: LexborHTMLParser) -> str:
+    node = tree.css_first("title")
+    if node is None:
+        return ""
+    return " ".join(node.text(deep=True).split())
+
+
+def _collect_links(
+    tree: LexborHTMLParser, base: str, refresh: str | None, page_nofollow: bool
+) -> tuple[Link, ...]:
+    # URL -> nofollow. A URL stays nofollow only if every occurrence says so, because
+    # one followable link is enough for a crawler to reach the page.
+    found: dict[str, bool] = {}
+    # Raw href -> canonical URL, so repeated navigation links are parsed only once.
+    resolved: dict[str, str | None] = {}
+    for node in tree.css(_LINK_SELECTOR):
+        attrs = node.attrs
+        href = attrs.get("href")
+        if href is None:
+            continue
+        if href in resolved:
+            url = resolved[href]
+        else:
+            url = canonical_link(href, base)
+            resolved[href] = url
+        if url is None:
+            continue
+        rel = attrs.get("rel")
+        nofollow = page_nofollow or (rel is not None and "nofollow" in rel.lower().split())
+        if url in found:
+            found[url] = found[url] and nofollow
+        elif len(found) < MAX_LINKS:
+            found[url] = nofollow
+        else:
+            # Full: the remaining links of a hostile page are not worth parsing.
+            break
+    if refresh is not None and len(found) < MAX_LINKS:
+        url = canonical_link(refresh, base)
+        if url is not None and url not in found:
+            found[url] = page_nofollow
+    return tuple(Link(url, nofollow) for url, nofollow in found.items())
+
+
+def parse_html(content: bytes, url: str, content_type: str = "text/html") -> ParsedPage:
+    """Parse an HTML body fetched from ``url``; never raises on malformed input.
+
+    ``url`` should be the final URL after redirects, since relative links resolve
+    against it (or against the page's ``<base href>``).
+    """
+    text, encoding = decode_html(content, content_type)
+    # WO_EVENTS skips DOM mutation side effects, which link extraction never needs.
+    tree = LexborHTMLParser(text, options=LexborDocumentOptions.WO_EVENTS)
+    meta = _read_meta(tree)
+    base = _base_url(tree, url)
+    return ParsedPage(
+        title=_title(tree),
+        links=_collect_links(tree, base, meta.refresh, meta.nofollow),
+        base_url=base,
+        noindex=meta.noindex,
+        nofollow=meta.nofollow,
+        text_encoding=encoding,
+    )

@@ -1,0 +1,137 @@
+"""The seeds file: where a crawl starts, and the first stage of the data flow.
+
+A seeds file holds one URL or bare domain per line; blank lines and ``#`` comments are
+allowed. Each usable line becomes a :class:`Seed` of canonical URLs for the frontier to
+try in order; each unusable line becomes a :class:`SeedProblem` for the CLI to report,
+so one typo does not stop a crawl. Only a file that cannot be read, or that yields no
+seed at all, is a fault (:class:`~gossamer.errors.SeedError`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from gossamer.errors import SeedError
+from gossamer.urls import canonicalize, host_key
+
+__all__ = ["Seed", "SeedList", "SeedProblem", "parse_seeds", "read_seeds"]
+
+
+@dataclass(frozen=True, slots=True)
+class Seed:
+    """One usable line of the seeds file."""
+
+    urls: tuple[str, ...]  # canonical URLs to try in order; the first that answers wins
+    line: int  # 1-based
+    text: str  # the line as written, comment and surrounding whitespace removed
+
+
+@dataclass(frozen=True, slots=True)
+class SeedProblem:
+    """One line of the seeds file that cannot be used, and why."""
+
+    line: int
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeedList:
+    seeds: tuple[Seed, ...]
+    problems: tuple[SeedProblem, ...]
+
+
+# A comment starts a line or follows whitespace; a '#' glued to a URL is its fragment.
+_COMMENT_RE = re.compile(r"(?:^|\s)#")
+_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+# "example.com:8080" also starts like "scheme:"; digits up to the end of the authority
+# make it a port instead.
+_HOST_PORT_RE = re.compile(r"[A-Za-z0-9.-]+:\d+(?:[/?#]|$)")
+_IPV4_RE = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
+# DNS labels (RFC 1123) after IDNA; '_' is tolerated because real hosts do use it.
+_LABEL_RE = re.compile(r"(?!-)[a-z0-9_-]{1,63}(?<!-)")
+_MAX_HOSTNAME = 253
+
+
+def _hostname(url: str) -> str:
+    key = host_key(url)
+    if key.startswith("["):
+        return key[: key.index("]") + 1]
+    return key.partition(":")[0]
+
+
+def _host_problem(url: str, bare: bool) -> str | None:
+    """Why the host of a canonical URL cannot be crawled, or None if it looks fine."""
+    hostname = _hostname(url)
+    if hostname.startswith("[") or _IPV4_RE.fullmatch(hostname):
+        return None
+    labels = hostname.removesuffix(".").split(".")
+    if len(hostname) > _MAX_HOSTNAME or not all(_LABEL_RE.fullmatch(x) for x in labels):
+        return f"bad host {hostname!r}"
+    # A lone word without a scheme is far more often a stray note than an intranet host.
+    if bare and len(labels) == 1 and hostname != "localhost":
+        return f"bad host {hostname!r}: a bare name needs a dot or a scheme"
+    return None
+
+
+def _parse_line(text: str) -> tuple[str, ...] | str:
+    """The seed URLs for one cleaned line, or the reason it cannot be used."""
+    if any(char.isspace() for char in text):
+        return "contains whitespace"
+    has_scheme = "://" in text or (
+        _SCHEME_RE.match(text) is not None and _HOST_PORT_RE.match(text) is None
+    )
+    if has_scheme:
+        scheme = text.partition(":")[0].lower()
+        if scheme not in {"http", "https"}:
+            return f"scheme {scheme!r} is not http or https"
+        url = canonicalize(text)
+        if url is None:
+            return "not a valid URL"
+        return _host_problem(url, bare=False) or (url,)
+    secure = canonicalize("https://" + text)
+    plain = canonicalize("http://" + text)
+    if secure is None or plain is None:
+        return "not a valid URL or domain"
+    return _host_problem(secure, bare=True) or (secure, plain)
+
+
+def parse_seeds(text: str) -> SeedList:
+    """Read seeds from the text of a seeds file; never raises."""
+    seeds: list[Seed] = []
+    problems: list[SeedProblem] = []
+    seen: set[tuple[str, ...]] = set()
+    # Split on '\n' only, so line numbers match what an editor shows.
+    for number, raw in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):
+        comment = _COMMENT_RE.search(raw)
+        cleaned = (raw[: comment.start()] if comment else raw).strip()
+        if not cleaned:
+            continue
+        result = _parse_line(cleaned)
+        if isinstance(result, str):
+            problems.append(SeedProblem(line=number, text=cleaned, reason=result))
+        elif result not in seen:
+            seen.add(result)
+            seeds.append(Seed(urls=result, line=number, text=cleaned))
+    return SeedList(seeds=tuple(seeds), problems=tuple(problems))
+
+
+def read_seeds(path: Path) -> SeedList:
+    """Read and parse a seeds file; raises SeedError if it is unusable as a whole."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise SeedError(f"seeds file not found: {path}") from exc
+    except OSError as exc:
+        raise SeedError(f"seeds file unreadable: {path} ({exc.strerror or exc})") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SeedError(f"seeds file is not UTF-8: {path} (byte {exc.start})") from exc
+    seed_list = parse_seeds(text)
+    if not seed_list.seeds:
+        count = len(seed_list.problems)
+        raise SeedError(f"bad seed: no valid seed in {path} ({count} problems)")
+    return seed_list

@@ -1,0 +1,82 @@
+"""Crawl counters: one object that the progress display, the reports and the dashboard read.
+
+The engine is the only writer; everything runs on the event loop thread, so plain integer
+updates need no lock. ``snapshot()`` returns a plain dict for reports and JSON.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class HostStats:
+    """What the per-domain registry reports for one host."""
+
+    pages: int = 0
+    bytes: int = 0
+    time_spent: float = 0.0  # seconds of fetch time
+    errors: int = 0
+    robots_status: str = "unknown"  # "allow-all", "rules", "disallow-all (5xx)", ...
+
+
+@dataclass(slots=True)
+class CrawlStats:
+    """Counters for a whole crawl. ``started`` is wall-clock seconds since the epoch."""
+
+    started: float = field(default_factory=time.time)
+    concurrency: int = 0
+    pages: int = 0  # responses stored with a 2xx status
+    requests: int = 0  # HTTP exchanges attempted, robots.txt included
+    responses: int = 0  # exchanges that produced an HTTP status
+    bytes: int = 0  # body bytes received
+    fetch_time: float = 0.0  # sum of per-request elapsed seconds
+    robots_requests: int = 0
+    discovered: int = 0  # distinct canonical URLs ever queued
+    redirects: int = 0
+    skipped_robots: int = 0  # URLs refused by robots.txt
+    skipped_other: int = 0  # URLs refused by scope rules (depth, scheme, length)
+    errors: Counter[str] = field(default_factory=Counter)
+    statuses: Counter[int] = field(default_factory=Counter)
+    hosts: dict[str, HostStats] = field(default_factory=dict)
+    hourly: Counter[int] = field(default_factory=Counter)  # hour index -> pages
+    elapsed_before: float = 0.0  # duration carried over from earlier runs of a resumed crawl
+
+    def host(self, name: str) -> HostStats:
+        entry = self.hosts.get(name)
+        if entry is None:
+            entry = self.hosts[name] = HostStats()
+        return entry
+
+    def duration(self, now: float | None = None) -> float:
+        return self.elapsed_before + ((now if now is not None else time.time()) - self.started)
+
+    def record_error(self, kind: str, host: str | None = None) -> None:
+        self.errors[kind] += 1
+        if host is not None:
+            self.host(host).errors += 1
+
+    def snapshot(self, now: float | None = None) -> dict[str, object]:
+        duration = self.duration(now)
+        return {
+            "pages": self.pages,
+            "requests": self.requests,
+            "responses": self.responses,
+            "bytes": self.bytes,
+            "robots_requests": self.robots_requests,
+            "discovered": self.discovered,
+            "redirects": self.redirects,
+            "skipped_robots": self.skipped_robots,
+            "skipped_other": self.skipped_other,
+            "errors": dict(self.errors),
+            "error_total": sum(self.errors.values()),
+            "statuses": {str(k): v for k, v in sorted(self.statuses.items())},
+            "avg_request_seconds": self.fetch_time / self.responses if self.responses else 0.0,
+            "pages_per_second": self.pages / duration if duration > 0 else 0.0,
+            "domains": sum(1 for h in self.hosts.values() if h.pages),
+            "duration_seconds": duration,
+            "concurrency": self.concurrency,
+            "hourly": {str(k): v for k, v in sorted(self.hourly.items())},
+        }

@@ -1,0 +1,181 @@
+"""The frontier's politeness and ordering, driven by a fake clock."""
+
+from __future__ import annotations
+
+from gossamer.frontier import Frontier, Job, RobotsState
+from gossamer.robots import RobotsRules, parse_robots
+from gossamer.stats import CrawlStats
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make(clock: Clock, **kw: float) -> tuple[Frontier, CrawlStats]:
+    stats = CrawlStats()
+    options = {
+        "delay": 1.0,
+        "max_per_host": 1,
+        "crawl_delay_cap": 30.0,
+        "robots_ttl": 3600.0,
+        "robots_retry_delay": 10.0,
+        "robots_retries": 2,
+    }
+    options.update(kw)
+    return Frontier(stats=stats, clock=clock, **options), stats  # type: ignore[arg-type]
+
+
+def job(host: str, path: str = "/") -> Job:
+    return Job(url=f"{host}{path}", host=host)
+
+
+def ready_robots(frontier: Frontier, host: str, rules: RobotsRules | None = None) -> None:
+    robots = frontier.pop_ready()
+    assert robots is not None and robots.robots and robots.url == f"{host}/robots.txt"
+    frontier.set_robots(host, rules or RobotsRules.allow_all())
+    frontier.done(robots, success=True)
+
+
+def test_robots_txt_is_fetched_before_any_page_of_a_host() -> None:
+    clock = Clock()
+    frontier, _ = make(clock, delay=0.0)
+    frontier.add(job("http://a", "/x"))
+    first = frontier.pop_ready()
+    assert first is not None and first.robots
+    # Nothing else from that host until robots.txt is known.
+    assert frontier.pop_ready() is None
+    frontier.set_robots("http://a", RobotsRules.allow_all())
+    frontier.done(first, success=True)
+    page = frontier.pop_ready()
+    assert page is not None and page.url == "http://a/x"
+
+
+def test_duplicate_urls_are_queued_once() -> None:
+    frontier, _ = make(Clock())
+    assert frontier.add(job("http://a", "/x"))
+    assert not frontier.add(job("http://a", "/x"))
+    assert frontier.pending == 1
+
+
+def test_one_request_in_flight_per_host_and_delay_between_requests() -> None:
+    clock = Clock()
+    frontier, _ = make(clock, delay=2.0)
+    for i in range(3):
+        frontier.add(job("http://a", f"/{i}"))
+    ready_robots(frontier, "http://a")
+    assert frontier.pop_ready() is None  # the robots.txt fetch started the delay
+    clock.now += 2.0
+    first = frontier.pop_ready()
+    assert first is not None
+    assert frontier.pop_ready() is None  # one in flight
+    clock.now += 5.0
+    assert frontier.pop_ready() is None  # still in flight, however long it takes
+    frontier.done(first, success=True)
+    assert frontier.pop_ready() is None
+    assert frontier.next_wake() == 2.0
+    clock.now += 2.0
+    assert frontier.pop_ready() is not None
+
+
+def test_crawl_delay_lengthens_the_gap_and_is_capped() -> None:
+    clock = Clock()
+    frontier, _ = make(clock, delay=0.5, crawl_delay_cap=3.0)
+    frontier.add(job("http://a", "/1"))
+    frontier.add(job("http://a", "/2"))
+    ready_robots(frontier, "http://a", parse_robots(b"User-agent: *\nCrawl-delay: 60\n", "gossamer"))
+    assert frontier.host("http://a").delay == 3.0
+    clock.now += 3.0
+    page = frontier.pop_ready()
+    assert page is not None
+    frontier.done(page, success=True)
+    clock.now += 2.9
+    assert frontier.pop_ready() is None
+    clock.now += 0.1
+    assert frontier.pop_ready() is not None
+
+
+def test_hosts_with_fewest_fetches_go_first() -> None:
+    clock = Clock()
+    frontier, _ = make(clock, delay=0.0)
+    for i in range(5):
+        frontier.add(job("http://big", f"/{i}"))
+    ready_robots(frontier, "http://big")
+    for _ in range(3):
+        page = frontier.pop_ready()
+        assert page is not None and page.host == "http://big"
+        frontier.done(page, success=True)
+    frontier.add(job("http://small", "/"))
+    ready_robots(frontier, "http://small")
+    page = frontier.pop_ready()
+    assert page is not None and page.host == "http://small"
+
+
+def test_disallowed_urls_are_dropped_and_counted() -> None:
+    clock = Clock()
+    frontier, stats = make(clock, delay=0.0)
+    frontier.add(job("http://a", "/private/x"))
+    frontier.add(job("http://a", "/public"))
+    ready_robots(frontier, "http://a", parse_robots(b"User-agent: *\nDisallow: /private\n", "gossamer"))
+    page = frontier.pop_ready()
+    assert page is not None and page.url == "http://a/public"
+    assert stats.skipped_robots == 1
+    frontier.done(page, success=True)
+    assert frontier.exhausted
+
+
+def test_unreachable_robots_is_retried_then_the_host_is_given_up() -> None:
+    clock = Clock()
+    frontier, stats = make(clock, delay=0.0, robots_retry_delay=10.0, robots_retries=1)
+    frontier.add(job("http://a", "/1"))
+    frontier.add(job("http://a", "/2"))
+    robots = frontier.pop_ready()
+    assert robots is not None and robots.robots
+    assert not frontier.robots_unavailable("http://a")
+    frontier.done(robots, success=False)
+    assert frontier.pop_ready() is None
+    clock.now += 10.0
+    again = frontier.pop_ready()
+    assert again is not None and again.robots
+    assert frontier.robots_unavailable("http://a")
+    frontier.done(again, success=False)
+    assert frontier.host("http://a").robots_state is RobotsState.GIVEN_UP
+    assert stats.skipped_robots == 2
+    assert frontier.exhausted
+
+
+def test_backoff_delays_only_that_host() -> None:
+    clock = Clock()
+    frontier, _ = make(clock, delay=0.0)
+    frontier.add(job("http://slow", "/1"))
+    frontier.add(job("http://slow", "/2"))
+    frontier.add(job("http://fast", "/1"))
+    frontier.add(job("http://fast", "/2"))
+    ready_robots(frontier, "http://slow")
+    ready_robots(frontier, "http://fast")
+    a = frontier.pop_ready()
+    b = frontier.pop_ready()
+    assert a is not None and b is not None
+    slow, fast = (a, b) if a.host == "http://slow" else (b, a)
+    frontier.done(slow, success=False, backoff=60.0)
+    frontier.done(fast, success=True)
+    nxt = frontier.pop_ready()
+    assert nxt is not None and nxt.host == "http://fast"
+    assert frontier.pop_ready() is None
+
+
+def test_robots_txt_expires_and_is_fetched_again() -> None:
+    clock = Clock()
+    frontier, _ = make(clock, delay=0.0, robots_ttl=100.0)
+    frontier.add(job("http://a", "/1"))
+    frontier.add(job("http://a", "/2"))
+    ready_robots(frontier, "http://a")
+    page = frontier.pop_ready()
+    assert page is not None and not page.robots
+    frontier.done(page, success=True)
+    clock.now += 101.0
+    again = frontier.pop_ready()
+    assert again is not None and again.robots
