@@ -15,9 +15,11 @@ from typing import Any
 
 from gossamer import __version__
 from gossamer.config import CrawlConfig, load_config, parse_duration
+from gossamer.demo import run_demo
 from gossamer.engine import Crawler
 from gossamer.errors import ConfigError, GossamerError, StoreError
 from gossamer.seeds import read_seeds
+from gossamer.testweb import WebSpec, serve_forever
 
 log = logging.getLogger("gossamer")
 
@@ -147,13 +149,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "crawl":
             return run_crawl(crawl_config(args))
         if args.command == "testweb":
-            from gossamer.testweb import WebSpec, serve_forever
-
             spec = WebSpec(seed=args.seed, hosts=args.hosts, pages_per_host=args.pages)
             return serve_forever(spec, host=args.bind, port=args.port, seeds_file=args.seeds_file)
         if args.command == "demo":
-            from gossamer.demo import run_demo
-
             return run_demo(args.out, hosts=args.hosts, pages=args.pages)
     except GossamerError as exc:
         print(f"gossamer: error: {exc}", file=sys.stderr)
@@ -162,5 +160,3 @@ def main(argv: list[str] | None = None) -> int:
         print("gossamer: interrupted", file=sys.stderr)
         return 130
     return EXIT_ERROR
-
-

@@ -20,7 +20,8 @@ def test_defaults_are_polite() -> None:
 def test_toml_then_flags_win(tmp_path: Path) -> None:
     toml = tmp_path / "g.toml"
     toml.write_text(
-        'max_pages = 10\ntime_limit = "2h"\n[politeness]\ndelay = 0.25\n[fetch]\nuser_agent = "X/1"\n'
+        'max_pages = 10\ntime_limit = "2h"\n'
+        '[politeness]\ndelay = 0.25\n[fetch]\nuser_agent = "X/1"\n'
     )
     config = load_config(Path("s"), Path("o"), toml, {"max_pages": 20, "politeness.delay": None})
     assert config.max_pages == 20
@@ -54,7 +55,10 @@ def test_missing_config_file(tmp_path: Path) -> None:
         load_config(Path("s"), Path("o"), tmp_path / "none.toml", {})
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("90", 90.0), ("90s", 90.0), ("15m", 900.0), ("2h", 7200.0), ("250ms", 0.25)])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90", 90.0), ("90s", 90.0), ("15m", 900.0), ("2h", 7200.0), ("250ms", 0.25)],
+)
 def test_durations(text: str, seconds: float) -> None:
     assert parse_duration(text) == seconds
 

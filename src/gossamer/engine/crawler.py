@@ -74,7 +74,9 @@ class Crawler:
         db = MetadataDB(out / "crawl.db")
         warc = WarcStore(out / "warc", max_file_bytes=config.warc_max_bytes)
         cdxj = CdxjWriter(out / "index.cdxj")
-        pipeline = Pipeline(config, frontier, self.stats, warc, cdxj, db)
+        pipeline = Pipeline(
+            config, frontier=frontier, stats=self.stats, warc=warc, cdxj=cdxj, db=db
+        )
         for seed in self._seeds.seeds:
             pipeline.admit(seed.urls[0], 0, None, fallbacks=seed.urls[1:])
         limits = FetchLimits(
@@ -129,8 +131,7 @@ class Crawler:
         try:
             async with asyncio.TaskGroup() as group:
                 tasks = [
-                    group.create_task(self._worker(jobs, fetcher, pipeline))
-                    for _ in range(workers)
+                    group.create_task(self._worker(jobs, fetcher, pipeline)) for _ in range(workers)
                 ]
                 await self._dispatch(frontier, jobs)
                 for _ in range(workers):

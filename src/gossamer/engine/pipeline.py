@@ -7,7 +7,6 @@ rows, statistics and frontier entries, so the crawl loop itself stays about sche
 from __future__ import annotations
 
 import email.utils
-import hashlib
 import logging
 import time
 from collections import Counter
@@ -20,8 +19,8 @@ from gossamer.frontier import Frontier, Job
 from gossamer.parse import parse_html
 from gossamer.robots import RobotsRules, parse_robots, product_token
 from gossamer.stats import CrawlStats
-from gossamer.store import CdxjWriter, MetadataDB, PageRow, WarcStore
-from gossamer.urls import canonical_link, url_id
+from gossamer.store import CdxjWriter, MetadataDB, WarcStore, page_row
+from gossamer.urls import canonical_link
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +53,7 @@ class Pipeline:
     def __init__(
         self,
         config: CrawlConfig,
+        *,
         frontier: Frontier,
         stats: CrawlStats,
         warc: WarcStore,
@@ -97,7 +97,9 @@ class Pipeline:
                 self._stats.skipped_other += 1
                 return False
             self._admitted[host] += 1
-        job = Job(url=url, host=host, depth=depth, referrer=referrer, hops=hops, fallbacks=fallbacks)
+        job = Job(
+            url=url, host=host, depth=depth, referrer=referrer, hops=hops, fallbacks=fallbacks
+        )
         if not self._frontier.add(job):
             return False
         self._stats.discovered += 1
@@ -105,30 +107,13 @@ class Pipeline:
         return True
 
     # -- results --------------------------------------------------------------------------
-    def _store(self, job: Job, result: FetchResult, doc_id: str | None) -> None:
+    def _store(self, job: Job, result: FetchResult) -> None:
         location = None
         if result.status and not result.skipped_body:
             location = self._warc.write(result)
             self._cdxj.add(result, location)
-        self._db.add_page(
-            PageRow(
-                url=result.url,
-                url_id=url_id(result.url),
-                doc_id=doc_id,
-                status=result.status,
-                content_type=result.content_type,
-                length=len(result.content or result.body),
-                fetched_at=result.started_at,
-                elapsed=result.elapsed,
-                depth=job.depth,
-                referrer=job.referrer,
-                warc_file=location.filename if location else None,
-                warc_offset=location.offset if location else None,
-                warc_length=location.length if location else None,
-                error=result.error or None,
-                host=job.host,
-            )
-        )
+        row = page_row(result, location, depth=job.depth, referrer=job.referrer, host=job.host)
+        self._db.add_page(row)
 
     def _count(self, job: Job, result: FetchResult) -> None:
         stats = self._stats
@@ -151,7 +136,7 @@ class Pipeline:
         for hop in hops:
             self._count(job, hop)
             self._stats.robots_requests += 1
-            self._store(job, hop, None)
+            self._store(job, hop)
         final = hops[-1]
         host = self._stats.host(job.host)
         status = final.status
@@ -159,7 +144,9 @@ class Pipeline:
             # Unreachable (RFC 9309 2.3.1.4): assume everything is disallowed, try again later.
             # 429 is treated like 5xx: the server asks us to slow down, not to ignore it.
             gave_up = self._frontier.robots_unavailable(job.host)
-            host.robots_status = "given up (unreachable)" if gave_up else f"disallow-all ({status or final.error})"
+            host.robots_status = (
+                "given up (unreachable)" if gave_up else f"disallow-all ({status or final.error})"
+            )
             self._frontier.done(job, success=False)
             return
         if 200 <= status < 300:
@@ -181,31 +168,32 @@ class Pipeline:
         status = result.status
         politeness = self._config.politeness
         if status == 0:
-            self._store(job, result, None)
+            self._store(job, result)
             if job.fallbacks:
                 self.admit(job.fallbacks[0], job.depth, job.referrer, fallbacks=job.fallbacks[1:])
             self._frontier.done(job, success=False, backoff=self._error_backoff(job))
             return False
         if status in (429, 503):
             wait = retry_after(result.header("Retry-After"), self._clock())
-            backoff = min(wait if wait is not None else self._error_backoff(job), politeness.max_backoff)
-            self._store(job, result, None)
+            backoff = min(
+                wait if wait is not None else self._error_backoff(job), politeness.max_backoff
+            )
+            self._store(job, result)
             if job.retries < politeness.max_retries:
                 self._frontier.retry(_again(job))
             self._frontier.done(job, success=False, backoff=backoff)
             return False
         if result.is_redirect:
-            self._store(job, result, None)
+            self._store(job, result)
             self._redirect(job, result)
             self._frontier.done(job, success=True)
             return False
         if status >= 500:
-            self._store(job, result, None)
+            self._store(job, result)
             self._frontier.done(job, success=False, backoff=self._error_backoff(job))
             return False
         is_page = 200 <= status < 300 and not result.error and not result.skipped_body
-        doc_id = hashlib.sha1(result.content).hexdigest() if is_page else None
-        self._store(job, result, doc_id)
+        self._store(job, result)
         if is_page:
             stats.pages += 1
             stats.host(job.host).pages += 1
@@ -247,7 +235,9 @@ class Pipeline:
         """Exponential backoff after consecutive faults of one host, capped."""
         host = self._frontier.host(job.host)
         base = max(host.delay, 1.0)
-        return float(min(base * 2 ** min(host.errors_in_row, 16), self._config.politeness.max_backoff))
+        return float(
+            min(base * 2 ** min(host.errors_in_row, 16), self._config.politeness.max_backoff)
+        )
 
 
 def _again(job: Job) -> Job:

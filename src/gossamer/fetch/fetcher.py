@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import aiohttp
+from yarl import URL
 
 from gossamer.errors import FetchError
 from gossamer.fetch.decode import ACCEPT_ENCODING, DecodeError, decode_body
@@ -173,9 +174,10 @@ class Fetcher:
         self, url: str, max_body: int, robots: bool, started: float, t0: float
     ) -> FetchResult:
         assert self._session is not None
-        check_literal(aiohttp.client.URL(url).raw_host or "", self._rules, self._allow_private)
+        check_literal(URL(url).raw_host or "", self._rules, self._allow_private)
         async with self._session.get(url, allow_redirects=False) as resp:
-            peer = resp.connection.transport.get_extra_info("peername") if resp.connection else None
+            transport = resp.connection.transport if resp.connection else None
+            peer = transport.get_extra_info("peername") if transport else None
             ctype = resp.headers.get("Content-Type", "")
             mtype = media_type(ctype)
             error = ""
@@ -195,14 +197,18 @@ class Fetcher:
             content = b""
             if body and not skipped:
                 try:
-                    content = decode_body(body, resp.headers.get("Content-Encoding"), self._limits.max_decoded)
+                    content = decode_body(
+                        body, resp.headers.get("Content-Encoding"), self._limits.max_decoded
+                    )
                 except DecodeError as exc:
                     error = exc.kind
             return FetchResult(
                 url=url,
                 status=resp.status,
                 reason=resp.reason or "",
-                http_version=f"{resp.version.major}.{resp.version.minor}" if resp.version else "1.1",
+                http_version=f"{resp.version.major}.{resp.version.minor}"
+                if resp.version
+                else "1.1",
                 request_headers=tuple(resp.request_info.headers.items()),
                 response_headers=_raw_headers(resp.raw_headers),
                 body=body,

@@ -47,7 +47,9 @@ def parse_resolve(entry: str) -> ResolveRule:
         ipaddress.ip_address(address)
         port = int(port_text) if port_text else 0
     except ValueError as exc:
-        raise ConfigError(f"invalid --resolve entry {entry!r} (use HOST:IP or HOST:PORT:IP)") from exc
+        raise ConfigError(
+            f"invalid --resolve entry {entry!r} (use HOST:IP or HOST:PORT:IP)"
+        ) from exc
     if not host or not 0 <= port <= 65535:
         raise ConfigError(f"invalid --resolve entry {entry!r} (use HOST:IP or HOST:PORT:IP)")
     return ResolveRule(host.lower().rstrip("."), port, address)

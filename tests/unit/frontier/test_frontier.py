@@ -86,7 +86,9 @@ def test_crawl_delay_lengthens_the_gap_and_is_capped() -> None:
     frontier, _ = make(clock, delay=0.5, crawl_delay_cap=3.0)
     frontier.add(job("http://a", "/1"))
     frontier.add(job("http://a", "/2"))
-    ready_robots(frontier, "http://a", parse_robots(b"User-agent: *\nCrawl-delay: 60\n", "gossamer"))
+    ready_robots(
+        frontier, "http://a", parse_robots(b"User-agent: *\nCrawl-delay: 60\n", "gossamer")
+    )
     assert frontier.host("http://a").delay == 3.0
     clock.now += 3.0
     page = frontier.pop_ready()
@@ -119,7 +121,9 @@ def test_disallowed_urls_are_dropped_and_counted() -> None:
     frontier, stats = make(clock, delay=0.0)
     frontier.add(job("http://a", "/private/x"))
     frontier.add(job("http://a", "/public"))
-    ready_robots(frontier, "http://a", parse_robots(b"User-agent: *\nDisallow: /private\n", "gossamer"))
+    ready_robots(
+        frontier, "http://a", parse_robots(b"User-agent: *\nDisallow: /private\n", "gossamer")
+    )
     page = frontier.pop_ready()
     assert page is not None and page.url == "http://a/public"
     assert stats.skipped_robots == 1

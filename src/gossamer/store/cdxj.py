@@ -1,0 +1,163 @@
+"""Store stage, index: one CDXJ line per archived response, so replay tools find records.
+
+Data flow: fetch -> parse -> **store** (the WARC writer returns a ``WarcLocation``; this
+module turns it into a line of ``DIR/index.cdxj``).
+
+A line is ``SURT-key 14-digit-timestamp {json}`` with the fields cdxj-indexer writes by
+default (url, mime, status, digest, length, offset, filename), in the same order and with
+the same string values, so our index and one rebuilt from the WARC files agree.
+Lines are appended in crawl order while the crawl runs and sorted once at the end.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from contextlib import ExitStack, suppress
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TextIO
+
+import surt
+
+from gossamer.errors import StoreError
+from gossamer.fetch.result import FetchResult
+from gossamer.store.warc import WarcLocation, payload_digest
+
+__all__ = ["CdxjWriter", "cdxj_line", "sort_cdxj"]
+
+_MIME_END = re.compile(r"[;\s]")  # a media type ends at its parameters or at a space
+_SORT_RUN_LINES = 200_000  # lines sorted in memory before spilling a run to disk
+_WRITE_BUFFER = 256 * 1024
+
+
+def cdxj_line(result: FetchResult, location: WarcLocation) -> str:
+    """The index line for a response record written by ``WarcStore.write``."""
+    fields: dict[str, str] = {"url": result.url}
+    content_type = result.header("Content-Type")
+    if content_type is not None:
+        fields["mime"] = _MIME_END.split(content_type, maxsplit=1)[0].strip()
+    fields["status"] = str(result.status)
+    fields["digest"] = payload_digest(result.body)
+    fields["length"] = str(location.length)
+    fields["offset"] = str(location.offset)
+    fields["filename"] = location.filename
+    moment = datetime.fromtimestamp(result.started_at, tz=UTC)
+    return f"{url_key(result.url)} {moment:%Y%m%d%H%M%S} {json.dumps(fields)}\n"
+
+
+def url_key(url: str) -> str:
+    """The SURT form used to sort and look up captures; the URL itself if SURT rejects it."""
+    try:
+        key: str = surt.surt(url)
+    except (ValueError, AttributeError):
+        # surt fails on some odd URLs (bad ports, some empty hosts); cdxj-indexer then
+        # keys the line by the plain URL, and we must produce the same line.
+        return url
+    return key
+
+
+class CdxjWriter:
+    """Appends index lines to one file; ``close`` sorts it so lookups can bisect."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        try:
+            self._out: TextIO | None = path.open(
+                "a", encoding="utf-8", newline="\n", buffering=_WRITE_BUFFER
+            )
+        except OSError as exc:
+            raise StoreError(f"cannot open CDXJ index {path}: {exc.strerror}") from exc
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def add(self, result: FetchResult, location: WarcLocation) -> None:
+        """Index one response record. Buffered: lines reach the OS in large batches."""
+        if self._out is None:
+            raise StoreError(f"CDXJ index {self._path} is already closed")
+        try:
+            self._out.write(cdxj_line(result, location))
+        except OSError as exc:
+            raise StoreError(f"cannot write CDXJ index {self._path}: {exc.strerror}") from exc
+
+    def flush(self) -> None:
+        if self._out is None:
+            return
+        try:
+            self._out.flush()
+        except OSError as exc:
+            raise StoreError(f"cannot write CDXJ index {self._path}: {exc.strerror}") from exc
+
+    def close(self, *, sort: bool = True) -> None:
+        """Flush and close; sort the whole file unless told not to (e.g. on a crash path)."""
+        if self._out is None:
+            return
+        out, self._out = self._out, None
+        try:
+            out.close()
+        except OSError as exc:
+            raise StoreError(f"cannot write CDXJ index {self._path}: {exc.strerror}") from exc
+        if sort:
+            sort_cdxj(self._path)
+
+    def __enter__(self) -> CdxjWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def sort_cdxj(path: Path, *, run_lines: int = _SORT_RUN_LINES) -> None:
+    """Sort a CDXJ file in place by code point (the byte order ``LC_ALL=C sort`` gives).
+
+    Large files are sorted in runs of ``run_lines`` spilled to temporary files and merged,
+    so memory stays bounded. The sorted file replaces the original atomically.
+    """
+    runs: list[Path] = []
+    try:
+        with path.open(encoding="utf-8", newline="\n") as source:
+            while chunk := _read_lines(source, run_lines):
+                chunk.sort()
+                runs.append(_write_temp(path.parent, chunk))
+        if len(runs) == 1:
+            runs[0].replace(path)
+        elif runs:
+            with ExitStack() as stack:
+                inputs = [
+                    stack.enter_context(run.open(encoding="utf-8", newline="\n")) for run in runs
+                ]
+                merged = _write_temp(path.parent, heapq.merge(*inputs))
+            merged.replace(path)
+    except OSError as exc:
+        raise StoreError(f"cannot sort CDXJ index {path}: {exc.strerror}") from exc
+    finally:
+        with suppress(OSError):
+            for run in runs:
+                run.unlink(missing_ok=True)
+
+
+def _read_lines(source: TextIO, limit: int) -> list[str]:
+    lines: list[str] = []
+    for line in source:
+        # A crash can leave a final line without its newline; keep it sortable.
+        lines.append(line if line.endswith("\n") else line + "\n")
+        if len(lines) >= limit:
+            break
+    return lines
+
+
+def _write_temp(folder: Path, lines: Iterable[str]) -> Path:
+    handle, name = tempfile.mkstemp(dir=folder, prefix=".cdxj-sort-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+            out.writelines(lines)
+    except OSError:
+        Path(name).unlink(missing_ok=True)
+        raise
+    return Path(name)

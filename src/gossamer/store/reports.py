@@ -1,0 +1,162 @@
+"""Store stage, reports: plain-text and TSV summaries of a crawl under ``DIR/reports``.
+
+Data flow: the engine's ``CrawlStats`` counters and the metadata database (``crawl.db``)
+-> **these report files**, written during the crawl and at its end.
+
+Every file is written to a temporary name beside it, synced, then renamed over the old
+one, so a crash at any moment leaves either the previous or the new complete version.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from gossamer.errors import StoreError
+from gossamer.stats import CrawlStats
+from gossamer.store.metadata import MetadataDB
+
+__all__ = ["summary_line", "write_reports"]
+
+REPORTS_FOLDER = "reports"
+
+
+def write_reports(
+    directory: Path, stats: CrawlStats, db: MetadataDB, now: float | None = None
+) -> None:
+    """Write (or rewrite) every report for the crawl whose output folder is ``directory``."""
+    folder = directory / REPORTS_FOLDER
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create reports folder {folder}: {exc.strerror}") from exc
+    snapshot = stats.snapshot(now)
+    _replace(folder / "crawled.txt", _crawled_lines(db))
+    _replace(folder / "discovered-not-crawled.txt", (f"{url}\n" for url in db.uncrawled_urls()))
+    _replace(folder / "stats.json", [json.dumps(snapshot, indent=2) + "\n"])
+    _replace(folder / "stats.txt", _stats_lines(snapshot))
+    _replace(folder / "hourly.tsv", _hourly_lines(stats))
+    _replace(folder / "domains.tsv", _domain_lines(stats))
+
+
+def summary_line(pages: int, duration: float, concurrency: int, average: float) -> str:
+    """The one-line result of a crawl, as the last line of ``stats.txt`` and the CLI print.
+
+    ``average`` is the mean request-to-response time, as seed 001 reports it: time between
+    request and response only, not wall-clock time divided by pages.
+    """
+    return (
+        f"Crawled {pages} in {duration:.2f} seconds ({concurrency} simultaneous requests), "
+        f"{average:.5f} s average per page"
+    )
+
+
+def _crawled_lines(db: MetadataDB) -> Iterator[str]:
+    # A fetch that failed below HTTP has status 0; its error kind says more than a 0.
+    for url, status, error in db.page_statuses():
+        outcome = f"error:{error}" if status == 0 and error else str(status)
+        yield f"{url}\t{outcome}\n"
+
+
+def _stats_lines(snapshot: dict[str, object]) -> list[str]:
+    errors = _int_map(snapshot["errors"])
+    statuses = _int_map(snapshot["statuses"])
+    pages = _as_int(snapshot["pages"])
+    duration = _as_float(snapshot["duration_seconds"])
+    by_kind = ", ".join(f"{kind}: {count}" for kind, count in sorted(errors.items()))
+    lines = [
+        f"pages: {pages}",
+        f"bytes: {_as_int(snapshot['bytes'])} ({_human_bytes(_as_int(snapshot['bytes']))})",
+        f"requests: {_as_int(snapshot['requests'])} "
+        f"(robots.txt: {_as_int(snapshot['robots_requests'])})",
+        f"responses: {_as_int(snapshot['responses'])}",
+        f"statuses: {', '.join(f'{code}: {n}' for code, n in statuses.items()) or 'none'}",
+        f"errors: {_as_int(snapshot['error_total'])}" + (f" ({by_kind})" if by_kind else ""),
+        f"redirects: {_as_int(snapshot['redirects'])}",
+        f"discovered: {_as_int(snapshot['discovered'])}",
+        f"skipped by robots.txt: {_as_int(snapshot['skipped_robots'])}",
+        f"skipped by scope: {_as_int(snapshot['skipped_other'])}",
+        f"average time per request: {_as_float(snapshot['avg_request_seconds']):.5f} s",
+        f"pages per second: {_as_float(snapshot['pages_per_second']):.2f}",
+        f"distinct domains: {_as_int(snapshot['domains'])}",
+        f"duration: {duration:.2f} s",
+        summary_line(
+            pages,
+            duration,
+            _as_int(snapshot["concurrency"]),
+            _as_float(snapshot["avg_request_seconds"]),
+        ),
+    ]
+    return [line + "\n" for line in lines]
+
+
+def _hourly_lines(stats: CrawlStats) -> Iterator[str]:
+    yield "hour\tpages\n"
+    if not stats.hourly:
+        return
+    # Quiet hours are listed with 0 so the series can be plotted as it is.
+    for hour in range(max(stats.hourly) + 1):
+        yield f"{hour}\t{stats.hourly.get(hour, 0)}\n"
+
+
+def _domain_lines(stats: CrawlStats) -> Iterator[str]:
+    yield "host\tpages\tbytes\ttime_spent\terrors\trobots_status\n"
+    ranked = sorted(stats.hosts.items(), key=lambda item: (-item[1].pages, item[0]))
+    for host, entry in ranked:
+        yield (
+            f"{host}\t{entry.pages}\t{entry.bytes}\t{entry.time_spent:.3f}\t"
+            f"{entry.errors}\t{entry.robots_status}\n"
+        )
+
+
+def _replace(path: Path, lines: Iterable[str]) -> None:
+    """Write ``lines`` to ``path`` atomically: temp file, fsync, rename."""
+    try:
+        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise StoreError(f"cannot write report {path}: {exc.strerror}") from exc
+    temp = Path(name)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+            out.writelines(lines)
+            out.flush()
+            # Without the sync a power cut after the rename could leave an empty report.
+            os.fsync(out.fileno())
+        temp.replace(path)
+    except OSError as exc:
+        raise StoreError(f"cannot write report {path}: {exc.strerror}") from exc
+    finally:
+        # Still there only if something failed before the rename (a StoreError included).
+        temp.unlink(missing_ok=True)
+
+
+def _human_bytes(count: int) -> str:
+    size = float(count)
+    unit = "B"
+    for bigger in ("KiB", "MiB", "GiB", "TiB"):
+        if size < 1024:
+            break
+        size /= 1024
+        unit = bigger
+    return f"{count} B" if unit == "B" else f"{size:.1f} {unit}"
+
+
+# The snapshot is a plain dict for JSON; these narrow its values back for formatting.
+
+
+def _as_int(value: object) -> int:
+    assert isinstance(value, int)
+    return value
+
+
+def _as_float(value: object) -> float:
+    assert isinstance(value, int | float)
+    return float(value)
+
+
+def _int_map(value: object) -> dict[str, int]:
+    assert isinstance(value, dict)
+    return {str(key): int(count) for key, count in value.items()}
