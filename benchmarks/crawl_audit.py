@@ -40,12 +40,11 @@ def warc_responses(folder: Path) -> set[str]:
 
 def consistency(out: Path) -> dict[str, object]:
     db = sqlite3.connect(out / "crawl.db")
-    archived = {
-        url for (url,) in db.execute("SELECT url FROM pages WHERE warc_file IS NOT NULL")
-    }
+    archived = {url for (url,) in db.execute("SELECT url FROM pages WHERE warc_file IS NOT NULL")}
     rows = db.execute("SELECT count(*) FROM pages").fetchone()[0]
     ok_pages = db.execute(
         "SELECT count(*) FROM pages WHERE status BETWEEN 200 AND 299 AND error IS NULL"
+        " AND (content_type LIKE 'text/html%' OR content_type LIKE 'application/pdf%')"
     ).fetchone()[0]
     db.close()
     in_warc = warc_responses(out / "warc")
@@ -91,9 +90,18 @@ def main() -> int:
         started = time.perf_counter()
         crawl = subprocess.run(
             [
-                str(BIN / "gossamer"), "crawl", str(seeds), "--out", str(args.out / "crawl"),
-                "--resolve", "*.web.test:127.0.0.1", "--config", str(config),
-                "--concurrency", str(args.concurrency), "--no-progress",
+                str(BIN / "gossamer"),
+                "crawl",
+                str(seeds),
+                "--out",
+                str(args.out / "crawl"),
+                "--resolve",
+                "*.web.test:127.0.0.1",
+                "--config",
+                str(config),
+                "--concurrency",
+                str(args.concurrency),
+                "--no-progress",
             ],
             capture_output=True,
             text=True,

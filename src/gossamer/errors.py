@@ -8,7 +8,7 @@ Exceptions are for faults, and every one raised by Gossamer descends from one ro
     ├── SeedError          seeds file missing, unreadable, or without one valid seed
     ├── StoreError         the output folder cannot be written (permissions, full disk)
     └── FetchError         a fault below HTTP: DNS, connect, TLS, protocol, limits
-        └── BlockedAddress the SSRF guard refused an address
+        └── BlockedAddressError   the SSRF guard refused an address
 
 Outside errors are wrapped where they enter, with ``raise ... from exc``.
 """
@@ -38,7 +38,7 @@ class FetchError(GossamerError):
         self.kind = kind
 
 
-class BlockedAddress(FetchError):
+class BlockedAddressError(FetchError):
     """The SSRF guard refused to connect to an address."""
 
     def __init__(self, message: str) -> None:

@@ -133,5 +133,8 @@ def read_seeds(path: Path) -> SeedList:
     seed_list = parse_seeds(text)
     if not seed_list.seeds:
         count = len(seed_list.problems)
-        raise SeedError(f"bad seed: no valid seed in {path} ({count} problems)")
+        shown = "; ".join(f"line {p.line}: {p.reason}" for p in seed_list.problems[:3])
+        more = f"; and {count - 3} more" if count > 3 else ""
+        detail = f": {shown}{more}" if count else ""
+        raise SeedError(f"bad seed: no valid seed in {path} ({count} problems{detail})")
     return seed_list

@@ -148,7 +148,8 @@ def test_no_valid_seed(tmp_path: Path) -> None:
     path.write_text("# only junk\nftp://x.org/\nnot a url\n", encoding="utf-8")
     with pytest.raises(SeedError) as info:
         read_seeds(path)
-    assert str(info.value) == f"bad seed: no valid seed in {path} (2 problems)"
+    assert str(info.value).startswith(f"bad seed: no valid seed in {path} (2 problems: line 2:")
+    assert "line 3:" in str(info.value)
     assert "\n" not in str(info.value)
 
 

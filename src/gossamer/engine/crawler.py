@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from gossamer.config import CrawlConfig
 from gossamer.engine.pipeline import Pipeline, origin_of
 from gossamer.engine.progress import Progress
-from gossamer.errors import SeedError
+from gossamer.errors import SeedError, StoreError
 from gossamer.fetch.fetcher import Fetcher, FetchLimits
 from gossamer.fetch.resolver import parse_resolve
 from gossamer.frontier import Frontier, Job
@@ -49,6 +49,7 @@ class Crawler:
         self._stop_reason = ""
         self._wake = asyncio.Event()
         self._dispatched_pages = 0  # page jobs dispatched and not yet finished
+        self._fault: StoreError | None = None  # the first store fault; it ends the crawl
 
     def stop(self, reason: str) -> None:
         if not self._stop_reason:
@@ -104,11 +105,9 @@ class Crawler:
         finally:
             self._remove_signals(loop)
             progress.close()
-            warc.close()
-            cdxj.close()
-            db.flush()
-            write_reports(out, self.stats, db)
-            db.close()
+            self._finish(warc, cdxj, db)
+        if self._fault is not None:
+            raise self._fault
         reason = self._stop_reason or "exhausted"
         if self.stats.responses == 0 and reason == "exhausted":
             raise SeedError(
@@ -182,17 +181,47 @@ class Crawler:
                 if job.robots:
                     pipeline.robots(job, await fetcher.fetch_robots(job.url))
                 else:
-                    pipeline.page(job, await fetcher.fetch(job.url))
+                    result = await fetcher.fetch(job.url)
                     self._dispatched_pages -= 1
+                    pipeline.page(job, result)
+            except StoreError as exc:
+                self._fail(exc)
             finally:
                 self._wake.set()
+
+    def _fail(self, exc: StoreError) -> None:
+        """A store fault (full disk, lost folder) ends the crawl; what was written stays valid."""
+        if self._fault is None:
+            log.error("store fault, stopping: %s", exc)
+            self._fault = exc
+        self.stop("store error")
+
+    def _finish(self, warc: WarcStore, cdxj: CdxjWriter, db: MetadataDB) -> None:
+        """Close every store even if some fail, so each keeps what it could write."""
+        steps = (
+            warc.close,
+            cdxj.close,
+            db.flush,
+            lambda: write_reports(self._config.out, self.stats, db),
+            db.close,
+        )
+        for step in steps:
+            try:
+                step()
+            except StoreError as exc:
+                self._fail(exc)
 
     async def _report_loop(self, db: MetadataDB) -> None:
         interval = self._config.report_interval
         while True:
+            # A timer, not a wait for a condition: reports are rewritten on a fixed period.
             await asyncio.sleep(interval)
-            db.flush()
-            write_reports(self._config.out, self.stats, db)
+            try:
+                db.flush()
+                write_reports(self._config.out, self.stats, db)
+            except StoreError as exc:
+                self._fail(exc)
+                return
 
     def _install_signals(self, loop: asyncio.AbstractEventLoop) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -25,6 +25,8 @@ from gossamer.urls import canonical_link
 log = logging.getLogger(__name__)
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+# Transport faults that mean "no server here", as opposed to a slow or failing one.
+UNCONNECTABLE = frozenset({"dns", "connection_refused", "blocked_address", "tls", "bad_url"})
 
 
 def origin_of(url: str) -> str:
@@ -116,6 +118,13 @@ class Pipeline:
         self._db.add_page(row)
 
     def _count(self, job: Job, result: FetchResult) -> None:
+        log.debug(
+            "fetched url=%s status=%s error=%s elapsed=%.3f",
+            result.url,
+            result.status,
+            result.error or "-",
+            result.elapsed,
+        )
         stats = self._stats
         stats.requests += 1
         host = stats.host(job.host)
@@ -143,10 +152,23 @@ class Pipeline:
         if status == 0 or status >= 500 or status == 429:
             # Unreachable (RFC 9309 2.3.1.4): assume everything is disallowed, try again later.
             # 429 is treated like 5xx: the server asks us to slow down, not to ignore it.
-            gave_up = self._frontier.robots_unavailable(job.host)
-            host.robots_status = (
-                "given up (unreachable)" if gave_up else f"disallow-all ({status or final.error})"
+            # A host that cannot be connected to at all is given up at once; seeds then fall
+            # back to their next form (https -> http).
+            dropped = self._frontier.robots_unavailable(
+                job.host, give_up=final.error in UNCONNECTABLE
             )
+            if dropped is None:
+                host.robots_status = f"disallow-all ({status or final.error})"
+            else:
+                host.robots_status = f"given up ({status or final.error})"
+                for lost in dropped:
+                    if lost.fallbacks:
+                        self.admit(
+                            lost.fallbacks[0],
+                            lost.depth,
+                            lost.referrer,
+                            fallbacks=lost.fallbacks[1:],
+                        )
             self._frontier.done(job, success=False)
             return
         if 200 <= status < 300:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import ThreadedResolver
 
-from gossamer.errors import BlockedAddress, ConfigError, FetchError
+from gossamer.errors import BlockedAddressError, ConfigError, FetchError
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +72,7 @@ def check_literal(host: str, rules: tuple[ResolveRule, ...], allow_private: bool
         return
     if allow_private or is_public(bare) or any(r.address == bare for r in rules):
         return
-    raise BlockedAddress(f"refusing non-public address {bare}")
+    raise BlockedAddressError(f"refusing non-public address {bare}")
 
 
 class GuardedResolver(AbstractResolver):
@@ -108,7 +108,7 @@ class GuardedResolver(AbstractResolver):
             return results
         allowed = [r for r in results if is_public(r["host"])]
         if not allowed:
-            raise BlockedAddress(f"{host} resolves only to non-public addresses")
+            raise BlockedAddressError(f"{host} resolves only to non-public addresses")
         return allowed
 
     async def close(self) -> None:

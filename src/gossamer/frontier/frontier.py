@@ -186,24 +186,26 @@ class Frontier:
             host.delay = max(self._delay, min(rules.crawl_delay, self._crawl_delay_cap))
         self._schedule(host)
 
-    def robots_unavailable(self, key: str) -> bool:
+    def robots_unavailable(self, key: str, *, give_up: bool = False) -> list[Job] | None:
         """robots.txt answered 5xx or could not be fetched: wait, retry, and finally give up.
 
-        Returns True when the host was given up and its queued URLs dropped.
+        ``give_up`` skips the retries (the host cannot be connected to at all). Returns the
+        queued jobs that were dropped when the host is given up, else None.
         """
         host = self.host(key)
         host.robots_failures += 1
-        if host.robots_failures > self._robots_retries:
+        if give_up or host.robots_failures > self._robots_retries:
             host.robots_state = RobotsState.GIVEN_UP
-            self._stats.skipped_robots += len(host.queue)
-            self._pending -= len(host.queue)
+            dropped = list(host.queue)
+            self._stats.skipped_robots += len(dropped)
+            self._pending -= len(dropped)
             host.queue.clear()
-            return True
+            return dropped
         host.robots_state = RobotsState.UNKNOWN
         wait = self._robots_retry_delay * 2 ** (host.robots_failures - 1)
         host.next_time = max(host.next_time, self._clock() + wait)
         self._schedule(host)
-        return False
+        return None
 
     def _schedule(self, host: HostState) -> None:
         """Put the host in the heap that matches its state, if it has work and a free slot."""

@@ -14,7 +14,9 @@ records is handed to the OS in one ``write()`` and flushed, nothing more.
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
+import os
 import re
 import time
 import uuid
@@ -253,7 +255,9 @@ class WarcStore:
         path = self._directory / f"{self._prefix}-{stamp}-{self._serial:05d}.warc.gz"
         self._serial += 1
         try:
-            self._out = path.open("ab")
+            # Unbuffered: each record pair is one write() call, so a failed write leaves
+            # nothing queued in a buffer that a later close() could still flush.
+            self._out = path.open("ab", buffering=0)
         except OSError as exc:
             raise StoreError(f"cannot create WARC file {path}: {exc.strerror}") from exc
         self._files.append(path)
@@ -265,13 +269,23 @@ class WarcStore:
         out = self._out
         assert out is not None  # _open_next ran before any append
         try:
-            out.write(blob)
-            out.flush()
+            # An unbuffered write may be short when the disk fills: loop until it is whole
+            # or the next write raises.
+            view = memoryview(blob)
+            done = 0
+            while done < len(blob):
+                count = out.write(view[done:])
+                if not count:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                done += count
         except OSError as exc:
-            # The file may now end in a partial member: abandon it so later records
-            # start clean in a fresh file with correct offsets.
+            # The file may now end in a partial member: cut it back to the last whole record
+            # (truncating frees space, so this works on a full disk too) and abandon it, so
+            # later records start clean in a fresh file with correct offsets.
             self._out = None
             with suppress(OSError):  # the write error is the one worth reporting
+                out.truncate(self._size)
+            with suppress(OSError):
                 out.close()
             raise StoreError(f"cannot write WARC file {self._files[-1]}: {exc.strerror}") from exc
         self._size += len(blob)

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from gossamer.errors import BlockedAddress, ConfigError
+from gossamer.errors import BlockedAddressError, ConfigError
 from gossamer.fetch.resolver import GuardedResolver, check_literal, is_public, parse_resolve
 
 
@@ -44,9 +44,9 @@ def test_is_public(address: str, public: bool) -> None:
 
 
 def test_literal_private_addresses_are_blocked_unless_opted_in() -> None:
-    with pytest.raises(BlockedAddress):
+    with pytest.raises(BlockedAddressError):
         check_literal("127.0.0.1", (), allow_private=False)
-    with pytest.raises(BlockedAddress):
+    with pytest.raises(BlockedAddressError):
         check_literal("[::1]", (), allow_private=False)
     check_literal("127.0.0.1", (), allow_private=True)
     check_literal("127.0.0.1", (parse_resolve("x:127.0.0.1"),), allow_private=False)
@@ -59,7 +59,7 @@ def test_resolver_uses_rules_and_blocks_private_system_answers() -> None:
         try:
             mapped = await resolver.resolve("a.web.test", 80)
             assert mapped[0]["host"] == "127.0.0.1"
-            with pytest.raises(BlockedAddress):
+            with pytest.raises(BlockedAddressError):
                 await resolver.resolve("localhost", 80)
         finally:
             await resolver.close()

@@ -138,13 +138,14 @@ def test_unreachable_robots_is_retried_then_the_host_is_given_up() -> None:
     frontier.add(job("http://a", "/2"))
     robots = frontier.pop_ready()
     assert robots is not None and robots.robots
-    assert not frontier.robots_unavailable("http://a")
+    assert frontier.robots_unavailable("http://a") is None
     frontier.done(robots, success=False)
     assert frontier.pop_ready() is None
     clock.now += 10.0
     again = frontier.pop_ready()
     assert again is not None and again.robots
-    assert frontier.robots_unavailable("http://a")
+    dropped = frontier.robots_unavailable("http://a")
+    assert dropped is not None and [j.url for j in dropped] == ["http://a/1", "http://a/2"]
     frontier.done(again, success=False)
     assert frontier.host("http://a").robots_state is RobotsState.GIVEN_UP
     assert stats.skipped_robots == 2

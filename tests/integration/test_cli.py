@@ -1,0 +1,191 @@
+"""The command line on bad input: one clear error line, a non-zero exit, nothing lost."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
+
+from .conftest import RESOLVE
+
+BIN = Path(sys.executable).parent
+WARCIO = BIN / "warcio"
+
+
+def gossamer(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gossamer", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def error_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("gossamer: error:")]
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[ThreadedTestWeb]:
+    web = build_web(WebSpec(seed=5, hosts=12, pages_per_host=40, latency=0.003))
+    with ThreadedTestWeb(web) as running:
+        yield running
+
+
+def write_seeds(site: ThreadedTestWeb, path: Path) -> Path:
+    path.write_text("\n".join(site.seeds()) + "\n")
+    return path
+
+
+def test_missing_seeds_file(tmp_path: Path) -> None:
+    result = gossamer("crawl", tmp_path / "nope.txt", "--out", tmp_path / "out")
+    assert result.returncode == 2
+    assert len(error_lines(result)) == 1
+    assert "seeds file not found" in result.stderr
+
+
+def test_seeds_without_a_valid_line(tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("# only junk\nftp://x.org/\nnot a url at all\n")
+    result = gossamer("crawl", seeds, "--out", tmp_path / "out")
+    assert result.returncode == 2
+    assert "bad seed" in error_lines(result)[0]
+    assert "line 2" in result.stderr and "line 3" in result.stderr
+
+
+def test_every_seed_failing_is_a_bad_seed(tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    # Nothing listens on port 9 of loopback: every seed is refused.
+    seeds.write_text("http://a.web.test:9/\nhttp://b.web.test:9/\n")
+    result = gossamer("crawl", seeds, "--out", tmp_path / "out", "--resolve", RESOLVE)
+    assert result.returncode == 2
+    assert "bad seed" in error_lines(result)[0]
+    # The attempt itself is still recorded.
+    assert (tmp_path / "out" / "reports" / "stats.txt").exists()
+
+
+def test_output_folder_that_cannot_be_written(site: ThreadedTestWeb, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    seeds = write_seeds(site, tmp_path / "seeds.txt")
+    result = gossamer("crawl", seeds, "--out", blocker / "out", "--resolve", RESOLVE)
+    assert result.returncode == 2
+    assert "cannot write to output folder" in error_lines(result)[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("max_pages = 'lots'\n", "max_pages must be an integer"),
+        ("[politeness]\ndelay = -1\n", "delay must not be negative"),
+        ("nonsense = 1\n", "unknown key"),
+        ("this is = = not toml\n", "invalid TOML"),
+    ],
+)
+def test_invalid_config(site: ThreadedTestWeb, tmp_path: Path, text: str, message: str) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text(text)
+    seeds = write_seeds(site, tmp_path / "seeds.txt")
+    result = gossamer("crawl", seeds, "--out", tmp_path / "out", "--config", config)
+    assert result.returncode == 2
+    assert len(error_lines(result)) == 1
+    assert message in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_flag_values_are_rejected(tmp_path: Path) -> None:
+    result = gossamer("crawl", "s.txt", "--out", tmp_path, "--max-pages", "-3")
+    assert result.returncode == 2
+    assert "must be positive" in result.stderr
+    result = gossamer("crawl", "s.txt", "--out", tmp_path, "--resolve", "nonsense")
+    assert result.returncode == 2
+
+
+def test_full_disk_stops_cleanly_and_keeps_what_was_written(
+    site: ThreadedTestWeb, small_disk: Path, tmp_path: Path
+) -> None:
+    seeds = write_seeds(site, tmp_path / "seeds.txt")
+    config = tmp_path / "c.toml"
+    config.write_text("[politeness]\ndelay = 0.0\n")
+    result = gossamer(
+        "crawl", seeds, "--out", small_disk / "out", "--resolve", RESOLVE, "--config", config
+    )
+    assert result.returncode == 2, result.stderr
+    errors = error_lines(result)
+    assert len(errors) == 1
+    assert "disk is full" in errors[0] or "No space left on device" in errors[0]
+    warcs = sorted((small_disk / "out" / "warc").glob("*.warc.gz"))
+    responses = 0
+    for path in warcs:
+        check = subprocess.run([WARCIO, "check", str(path)], capture_output=True, check=False)
+        assert check.returncode == 0, check.stdout
+        with path.open("rb") as stream:
+            responses += sum(1 for r in ArchiveIterator(stream) if r.rec_type == "response")
+    assert responses > 0
+    conn = sqlite3.connect(small_disk / "out" / "crawl.db")
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        conn.close()
+
+
+def test_sigterm_stops_gracefully_with_everything_flushed(
+    site: ThreadedTestWeb, tmp_path: Path
+) -> None:
+    seeds = write_seeds(site, tmp_path / "seeds.txt")
+    config = tmp_path / "c.toml"
+    config.write_text("[politeness]\ndelay = 0.05\n")
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gossamer",
+            "-vv",
+            "crawl",
+            str(seeds),
+            "--out",
+            str(out),
+            "--resolve",
+            RESOLVE,
+            "--config",
+            str(config),
+            "--concurrency",
+            "4",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    fetched = 0
+    # Reading the crawler's own log lines is the event we wait on: no sleeping.
+    for line in proc.stderr:
+        if "fetched url=" in line:
+            fetched += 1
+            if fetched == 30:
+                proc.send_signal(signal.SIGTERM)
+                break
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert "stopped: signal" in stdout
+    db = sqlite3.connect(out / "crawl.db")
+    try:
+        rows = db.execute("SELECT count(*) FROM pages").fetchone()[0]
+    finally:
+        db.close()
+    assert rows >= 30
+    crawled = (out / "reports" / "crawled.txt").read_text().splitlines()
+    assert len(crawled) == rows
+    for path in (out / "warc").glob("*.warc.gz"):
+        assert subprocess.run([WARCIO, "check", str(path)], check=False).returncode == 0
+    assert (out / "index.cdxj").stat().st_size > 0
