@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 
 from gossamer.config import CrawlConfig
-from gossamer.engine.pipeline import Pipeline, origin_of
+from gossamer.engine.pipeline import DatabaseBacklog, Pipeline, origin_of
 from gossamer.engine.progress import Progress
 from gossamer.errors import SeedError, StoreError
 from gossamer.fetch.fetcher import Fetcher, FetchLimits
@@ -62,6 +62,7 @@ class Crawler:
         out = config.out
         rules = tuple(parse_resolve(entry) for entry in config.resolve)
         politeness = config.politeness
+        db = MetadataDB(out / "crawl.db")
         frontier = Frontier(
             delay=politeness.delay,
             max_per_host=politeness.max_per_host,
@@ -71,8 +72,8 @@ class Crawler:
             robots_retries=politeness.robots_retries,
             stats=self.stats,
             clock=time.monotonic,
+            backlog=DatabaseBacklog(db),
         )
-        db = MetadataDB(out / "crawl.db")
         warc = WarcStore(out / "warc", max_file_bytes=config.warc_max_bytes)
         cdxj = CdxjWriter(out / "index.cdxj")
         pipeline = Pipeline(

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from gossamer.config import CrawlConfig
 from gossamer.fetch import FetchResult
 from gossamer.fetch.fetcher import media_type
-from gossamer.frontier import Frontier, Job
+from gossamer.frontier import Admission, Frontier, Job
 from gossamer.parse import parse_html
 from gossamer.robots import RobotsRules, parse_robots, product_token
 from gossamer.stats import CrawlStats
@@ -47,6 +47,23 @@ def retry_after(value: str | None, now: float) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - now)
+
+
+class DatabaseBacklog:
+    """The frontier's disk side: spilled jobs live in the ``urls`` table of ``crawl.db``.
+
+    A spilled job loses its seed fallbacks and redirect hop count; both matter only for the
+    few URLs that never leave the memory window (seeds and fresh redirect targets).
+    """
+
+    def __init__(self, db: MetadataDB) -> None:
+        self._db = db
+
+    def load(self, host: str, after: int, limit: int) -> list[tuple[int, Job]]:
+        return [
+            (row_id, Job(url=url, host=host, depth=depth, referrer=referrer))
+            for row_id, url, depth, referrer in self._db.backlog(host, after, limit)
+        ]
 
 
 class Pipeline:
@@ -102,10 +119,13 @@ class Pipeline:
         job = Job(
             url=url, host=host, depth=depth, referrer=referrer, hops=hops, fallbacks=fallbacks
         )
-        if not self._frontier.add(job):
+        admission = self._frontier.add(job)
+        if admission is Admission.DUPLICATE:
             return False
         self._stats.discovered += 1
-        self._db.add_discovered([(url, host, depth, referrer)])
+        self._db.add_discovered(
+            [(url, host, depth, referrer)], spilled=admission is Admission.SPILLED
+        )
         return True
 
     # -- results --------------------------------------------------------------------------

@@ -1,6 +1,16 @@
 """Frontier: which URL is fetched next, when, and never twice."""
 
-from gossamer.frontier.frontier import Frontier
+from gossamer.frontier.frontier import Admission, Backlog, Frontier, NoBacklog
 from gossamer.frontier.hosts import HostState, Job, RobotsState
+from gossamer.frontier.seen import SeenSet
 
-__all__ = ["Frontier", "HostState", "Job", "RobotsState"]
+__all__ = [
+    "Admission",
+    "Backlog",
+    "Frontier",
+    "HostState",
+    "Job",
+    "NoBacklog",
+    "RobotsState",
+    "SeenSet",
+]

@@ -10,19 +10,39 @@ the waiting.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from enum import Enum
+from typing import Protocol
 
 from gossamer.frontier.hosts import HostState, Job, RobotsState
+from gossamer.frontier.seen import SeenSet
 from gossamer.robots import RobotsRules
 from gossamer.stats import CrawlStats
 
+WINDOW = 64  # queued jobs per host kept in memory; the rest wait on disk
 
-def _fingerprint(url: str) -> int:
-    # 64 bits: the chance of any collision among 10M URLs is about 3e-6.
-    return int.from_bytes(hashlib.blake2b(url.encode(), digest_size=8).digest(), "big")
+
+class Admission(Enum):
+    DUPLICATE = "duplicate"
+    QUEUED = "queued"  # in the host's in-memory window
+    SPILLED = "spilled"  # on disk only, loaded when the host's window runs dry
+
+
+class Backlog(Protocol):
+    """Where spilled jobs wait: the crawl database's ``urls`` table."""
+
+    def load(self, host: str, after: int, limit: int) -> list[tuple[int, Job]]:
+        """Up to ``limit`` spilled jobs of ``host`` with row id above ``after``, in id order."""
+        ...
+
+
+class NoBacklog:
+    """A backlog for tests and tools that never spill (window large enough)."""
+
+    def load(self, host: str, after: int, limit: int) -> list[tuple[int, Job]]:
+        return []
 
 
 def _path_of(url: str) -> str:
@@ -45,6 +65,8 @@ class Frontier:
         robots_retries: int,
         stats: CrawlStats,
         clock: Callable[[], float],
+        backlog: Backlog | None = None,
+        window: int = WINDOW,
     ) -> None:
         self._delay = delay
         self._max_per_host = max_per_host
@@ -54,8 +76,10 @@ class Frontier:
         self._robots_retries = robots_retries
         self._stats = stats
         self._clock = clock
+        self._backlog: Backlog = backlog or NoBacklog()
+        self._window = window
         self._hosts: dict[str, HostState] = {}
-        self._seen: set[int] = set()
+        self._seen = SeenSet()
         self._ready: list[tuple[int, int, str]] = []
         self._sleeping: list[tuple[float, int, str]] = []
         self._seq = itertools.count()
@@ -86,20 +110,42 @@ class Frontier:
         return state
 
     def seen(self, url: str) -> bool:
-        return _fingerprint(url) in self._seen
+        return url in self._seen
 
-    def pending_urls(self) -> list[str]:
-        return [job.url for h in self._hosts.values() for job in h.queue]
+    @property
+    def seen_count(self) -> int:
+        return len(self._seen)
 
     # -- adding work ----------------------------------------------------------------------
-    def add(self, job: Job) -> bool:
-        """Queue a URL the first time it is seen; return False for one seen before."""
-        fp = _fingerprint(job.url)
-        if fp in self._seen:
-            return False
-        self._seen.add(fp)
+    def add(self, job: Job) -> Admission:
+        """Queue a URL the first time it is seen.
+
+        A host keeps at most ``window`` jobs in memory; beyond that (and for as long as it has
+        jobs on disk, so the order stays first-in first-out) new jobs are SPILLED: the caller
+        records them in the backlog and the frontier counts them.
+        """
+        if not self._seen.add(job.url):
+            return Admission.DUPLICATE
+        host = self.host(job.host)
+        if host.robots_state is RobotsState.GIVEN_UP:
+            self._stats.skipped_robots += 1
+            return Admission.QUEUED
+        if host.backlog or len(host.queue) >= self._window:
+            host.backlog += 1
+            self._pending += 1
+            self._schedule(host)
+            return Admission.SPILLED
         self._enqueue(job)
-        return True
+        return Admission.QUEUED
+
+    def restore(self, seen: Iterable[str], backlog: dict[str, int]) -> None:
+        """Resume: mark ``seen`` URLs as seen and count each host's jobs waiting on disk."""
+        self._seen.extend(seen)
+        for key, count in backlog.items():
+            host = self.host(key)
+            host.backlog += count
+            self._pending += count
+            self._schedule(host)
 
     def retry(self, job: Job) -> None:
         """Queue a URL again (429/503 retries), bypassing the seen-set."""
@@ -135,9 +181,26 @@ class Frontier:
                 return job
         return None
 
+    def _refill(self, host: HostState) -> None:
+        loaded = self._backlog.load(host.key, host.loaded_upto, self._window)
+        if not loaded:
+            # The disk holds fewer than counted (rows fetched in an earlier run): trust it.
+            self._pending -= host.backlog
+            host.backlog = 0
+            return
+        for row_id, job in loaded:
+            host.queue.append(job)
+            host.loaded_upto = max(host.loaded_upto, row_id)
+        host.backlog -= len(loaded)
+        if host.backlog < 0:
+            self._pending -= host.backlog
+            host.backlog = 0
+
     def _take(self, host: HostState, now: float) -> Job | None:
         if host.robots_state is RobotsState.READY and now >= host.robots_expires:
             host.robots_state = RobotsState.UNKNOWN
+        if not host.queue and host.backlog:
+            self._refill(host)
         if host.robots_state is RobotsState.UNKNOWN:
             if not host.queue:
                 return None
@@ -146,7 +209,10 @@ class Frontier:
         if host.robots_state is not RobotsState.READY:
             return None
         rules = host.rules
-        while host.queue:
+        while host.queue or host.backlog:
+            if not host.queue:
+                self._refill(host)
+                continue
             job = host.queue.popleft()
             self._pending -= 1
             if rules is None or rules.is_allowed(_path_of(job.url)):
@@ -196,6 +262,8 @@ class Frontier:
         host.robots_failures += 1
         if give_up or host.robots_failures > self._robots_retries:
             host.robots_state = RobotsState.GIVEN_UP
+            while host.backlog:
+                self._refill(host)
             dropped = list(host.queue)
             self._stats.skipped_robots += len(dropped)
             self._pending -= len(dropped)

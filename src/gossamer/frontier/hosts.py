@@ -35,7 +35,9 @@ class HostState:
     """Everything the frontier knows about one host (scheme://host:port)."""
 
     key: str
-    queue: deque[Job] = field(default_factory=deque)
+    queue: deque[Job] = field(default_factory=deque)  # the in-memory window
+    backlog: int = 0  # jobs of this host waiting on disk
+    loaded_upto: int = 0  # highest backlog row id already loaded into the window
     robots_state: RobotsState = RobotsState.UNKNOWN
     rules: RobotsRules | None = None
     robots_expires: float = 0.0
@@ -49,4 +51,6 @@ class HostState:
 
     @property
     def has_work(self) -> bool:
-        return bool(self.queue) and self.robots_state is not RobotsState.GIVEN_UP
+        return (bool(self.queue) or self.backlog > 0) and (
+            self.robots_state is not RobotsState.GIVEN_UP
+        )

@@ -62,8 +62,10 @@ CREATE TABLE urls (
     host TEXT,
     depth INTEGER,
     referrer TEXT,
-    discovered_at REAL
+    discovered_at REAL,
+    spilled INTEGER NOT NULL DEFAULT 0  -- 1: queued on disk only (beyond the memory window)
 );
+CREATE INDEX urls_backlog ON urls (host, id) WHERE spilled = 1;
 CREATE TABLE links (
     src INTEGER NOT NULL,
     dst INTEGER NOT NULL,
@@ -77,10 +79,10 @@ CREATE VIEW link_urls AS
 _INSERT_PAGE = "INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 # First discovery wins; a row made earlier only as a link target takes the details.
 _INSERT_DISCOVERED = """
-INSERT INTO urls (url, host, depth, referrer, discovered_at) VALUES (?, ?, ?, ?, ?)
+INSERT INTO urls (url, host, depth, referrer, discovered_at, spilled) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (url) DO UPDATE SET
-    host = excluded.host, depth = excluded.depth,
-    referrer = excluded.referrer, discovered_at = excluded.discovered_at
+    host = excluded.host, depth = excluded.depth, referrer = excluded.referrer,
+    discovered_at = excluded.discovered_at, spilled = excluded.spilled
 WHERE urls.discovered_at IS NULL
 """
 _INSERT_NODE = "INSERT OR IGNORE INTO urls (url) VALUES (?)"
@@ -158,7 +160,7 @@ class MetadataDB:
         self._batch_size = max(1, batch_size)
         self._clock = clock
         self._pages: list[tuple[object, ...]] = []
-        self._discovered: list[tuple[str, str, int, str | None, float]] = []
+        self._discovered: list[tuple[str, str, int, str | None, float, int]] = []
         self._links: list[tuple[str, str]] = []
         self._closed = False
         try:
@@ -185,12 +187,72 @@ class MetadataDB:
         if len(self._pages) >= self._batch_size:
             self.flush()
 
-    def add_discovered(self, rows: Iterable[tuple[str, str, int, str | None]]) -> None:
-        """Record queued URLs as ``(url, host, depth, referrer)``; repeats are ignored."""
+    def add_discovered(
+        self, rows: Iterable[tuple[str, str, int, str | None]], *, spilled: bool = False
+    ) -> None:
+        """Record queued URLs as ``(url, host, depth, referrer)``; repeats are ignored.
+
+        ``spilled`` marks URLs the frontier keeps on disk only; ``backlog`` reads them back.
+        """
         now = self._clock()
-        self._discovered.extend((url, host, depth, ref, now) for url, host, depth, ref in rows)
+        flag = int(spilled)
+        self._discovered.extend(
+            (url, host, depth, ref, now, flag) for url, host, depth, ref in rows
+        )
         if len(self._discovered) >= self._batch_size:
             self.flush()
+
+    # -- the frontier's disk side -----------------------------------------------------------
+
+    def backlog(self, host: str, after: int, limit: int) -> list[tuple[int, str, int, str | None]]:
+        """Spilled, unfetched URLs of ``host`` with id above ``after``: (id, url, depth, ref)."""
+        return list(
+            self._query(
+                "SELECT id, url, depth, referrer FROM urls"
+                " WHERE host = ? AND spilled = 1 AND id > ?"
+                " AND NOT EXISTS (SELECT 1 FROM pages WHERE pages.url = urls.url)"
+                " ORDER BY id LIMIT ?",
+                (host, after, limit),
+            )
+        )
+
+    def prepare_resume(self) -> dict[str, int]:
+        """Move every queued but unfetched URL to the disk backlog; return counts per host.
+
+        After a stop or a crash, whatever was in the frontier's memory window is gone; the
+        ``urls`` table still lists it, so it all becomes backlog again.
+        """
+        self.flush()
+        unfetched = (
+            "discovered_at IS NOT NULL"
+            " AND NOT EXISTS (SELECT 1 FROM pages WHERE pages.url = urls.url)"
+        )
+        with self._sqlite("write"):
+            self._conn.execute(f"UPDATE urls SET spilled = 1 WHERE spilled = 0 AND {unfetched}")
+        return {
+            str(host): int(count)
+            for host, count in self._query(
+                f"SELECT host, count(*) FROM urls WHERE spilled = 1 AND {unfetched} GROUP BY host"
+            )
+        }
+
+    def queued_urls(self) -> Iterator[str]:
+        """Every URL ever queued (the seen-set's content)."""
+        for (url,) in self._query("SELECT url FROM urls WHERE discovered_at IS NOT NULL"):
+            yield url
+
+    def get_meta(self, key: str) -> str | None:
+        for (value,) in self._query("SELECT value FROM meta WHERE key = ?", (key,)):
+            return str(value)
+        return None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._sqlite("write"):
+            self._conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
 
     def add_links(self, from_url: str, to_urls: Sequence[str]) -> None:
         # dict.fromkeys drops repeats within a page while keeping their order.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gossamer.frontier import Frontier, Job, RobotsState
+from gossamer.frontier import Admission, Frontier, Job, RobotsState
 from gossamer.robots import RobotsRules, parse_robots
 from gossamer.stats import CrawlStats
 
@@ -56,8 +56,8 @@ def test_robots_txt_is_fetched_before_any_page_of_a_host() -> None:
 
 def test_duplicate_urls_are_queued_once() -> None:
     frontier, _ = make(Clock())
-    assert frontier.add(job("http://a", "/x"))
-    assert not frontier.add(job("http://a", "/x"))
+    assert frontier.add(job("http://a", "/x")) is Admission.QUEUED
+    assert frontier.add(job("http://a", "/x")) is Admission.DUPLICATE
     assert frontier.pending == 1
 
 
@@ -184,3 +184,55 @@ def test_robots_txt_expires_and_is_fetched_again() -> None:
     clock.now += 101.0
     again = frontier.pop_ready()
     assert again is not None and again.robots
+
+
+class ListBacklog:
+    """An in-memory backlog with the database's contract: rows in id order, above ``after``."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[int, Job]] = []
+
+    def load(self, host: str, after: int, limit: int) -> list[tuple[int, Job]]:
+        hits = [(i, j) for i, j in self.rows if j.host == host and i > after]
+        return hits[:limit]
+
+
+def test_jobs_beyond_the_window_spill_and_come_back_in_order() -> None:
+    clock = Clock()
+    backlog = ListBacklog()
+    stats = CrawlStats()
+    frontier = Frontier(
+        delay=0.0,
+        max_per_host=1,
+        crawl_delay_cap=30.0,
+        robots_ttl=3600.0,
+        robots_retry_delay=1.0,
+        robots_retries=1,
+        stats=stats,
+        clock=clock,
+        backlog=backlog,
+        window=3,
+    )
+    for i in range(10):
+        item = job("http://a", f"/{i}")
+        admission = frontier.add(item)
+        if admission is Admission.SPILLED:
+            backlog.rows.append((len(backlog.rows) + 1, item))
+        assert admission is (Admission.QUEUED if i < 3 else Admission.SPILLED)
+    assert frontier.pending == 10
+    assert len(frontier.host("http://a").queue) == 3
+    ready_robots(frontier, "http://a")
+    order = []
+    while (page := frontier.pop_ready()) is not None:
+        order.append(page.url)
+        frontier.done(page, success=True)
+    assert order == [f"http://a/{i}" for i in range(10)]
+    assert frontier.exhausted
+
+
+def test_restore_counts_backlog_and_marks_seen() -> None:
+    clock = Clock()
+    frontier, _ = make(clock, delay=0.0)
+    frontier.restore(["http://a/old"], {"http://a": 2})
+    assert frontier.pending == 2
+    assert frontier.add(job("http://a", "/old")) is Admission.DUPLICATE
