@@ -43,6 +43,7 @@ class CrawlStats:
     hosts: dict[str, HostStats] = field(default_factory=dict)
     hourly: Counter[int] = field(default_factory=Counter)  # hour index -> pages
     elapsed_before: float = 0.0  # duration carried over from earlier runs of a resumed crawl
+    sitemaps: dict[str, list[str]] = field(default_factory=dict)  # host -> robots.txt Sitemaps
 
     def host(self, name: str) -> HostStats:
         entry = self.hosts.get(name)

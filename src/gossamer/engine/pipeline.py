@@ -19,7 +19,7 @@ from gossamer.frontier import Admission, Frontier, Job
 from gossamer.parse import parse_html
 from gossamer.robots import RobotsRules, parse_robots, product_token
 from gossamer.stats import CrawlStats
-from gossamer.store import CdxjWriter, MetadataDB, WarcStore, page_row
+from gossamer.store import CdxjWriter, MetadataDB, WarcLocation, WarcStore, page_row
 from gossamer.urls import canonical_link
 
 log = logging.getLogger(__name__)
@@ -129,13 +129,21 @@ class Pipeline:
         return True
 
     # -- results --------------------------------------------------------------------------
-    def _store(self, job: Job, result: FetchResult) -> None:
-        location = None
-        if result.status and not result.skipped_body:
-            location = self._warc.write(result)
-            self._cdxj.add(result, location)
-        row = page_row(result, location, depth=job.depth, referrer=job.referrer, host=job.host)
-        self._db.add_page(row)
+    def _archive(self, job: Job, result: FetchResult, purpose: str) -> WarcLocation | None:
+        """Write the exchange to the WARC files (with the fields ``recover`` needs)."""
+        if not result.status or result.skipped_body:
+            return None
+        fields = {
+            "gossamer-purpose": purpose,
+            "gossamer-host": job.host,
+            "gossamer-depth": str(job.depth),
+            "fetchTimeMs": str(round(result.elapsed * 1000)),
+        }
+        if job.referrer:
+            fields["via"] = job.referrer
+        location = self._warc.write(result, fields)
+        self._cdxj.add(result, location)
+        return location
 
     def _count(self, job: Job, result: FetchResult) -> None:
         log.debug(
@@ -160,12 +168,18 @@ class Pipeline:
         elif result.status >= 400:
             stats.record_error(f"http_{result.status}", job.host)
 
+    def record_robots(self, job: Job, hop: FetchResult, location: WarcLocation | None) -> None:
+        """Count and record one robots.txt exchange (live or replayed from the WARC files)."""
+        self._count(job, hop)
+        self._stats.robots_requests += 1
+        self._db.add_page(
+            page_row(hop, location, depth=job.depth, referrer=job.referrer, host=job.host)
+        )
+
     def robots(self, job: Job, hops: list[FetchResult]) -> None:
         """Store every hop of a robots.txt fetch and install the rules RFC 9309 implies."""
         for hop in hops:
-            self._count(job, hop)
-            self._stats.robots_requests += 1
-            self._store(job, hop)
+            self.record_robots(job, hop, self._archive(job, hop, "robots"))
         final = hops[-1]
         host = self._stats.host(job.host)
         status = final.status
@@ -196,6 +210,8 @@ class Pipeline:
             host.robots_status = "rules"
             if rules.crawl_delay is not None:
                 host.robots_status = f"rules, crawl-delay {rules.crawl_delay:g}"
+            if rules.sitemaps:
+                self._stats.sitemaps.setdefault(job.host, list(rules.sitemaps))
         else:
             # 4xx, or a redirect chain longer than five hops: treat as unavailable, allow all.
             rules = RobotsRules.allow_all()
@@ -203,46 +219,49 @@ class Pipeline:
         self._frontier.set_robots(job.host, rules)
         self._frontier.done(job, success=True)
 
-    def page(self, job: Job, result: FetchResult) -> bool:
-        """Handle a page fetch; returns True when it produced a stored page."""
+    def record_page(self, job: Job, result: FetchResult, location: WarcLocation | None) -> bool:
+        """Count and record one page exchange and admit what it leads to (links, redirect).
+
+        This is the part of handling a result that does not depend on the live crawl, so
+        ``recover`` and resume replay WARC records through it. True when it was a stored page.
+        """
         self._count(job, result)
-        stats = self._stats
+        self._db.add_page(
+            page_row(result, location, depth=job.depth, referrer=job.referrer, host=job.host)
+        )
         status = result.status
-        politeness = self._config.politeness
         if status == 0:
-            self._store(job, result)
             if job.fallbacks:
                 self.admit(job.fallbacks[0], job.depth, job.referrer, fallbacks=job.fallbacks[1:])
-            self._frontier.done(job, success=False, backoff=self._error_backoff(job))
-            return False
-        if status in (429, 503):
-            wait = retry_after(result.header("Retry-After"), self._clock())
-            backoff = min(
-                wait if wait is not None else self._error_backoff(job), politeness.max_backoff
-            )
-            self._store(job, result)
-            if job.retries < politeness.max_retries:
-                self._frontier.retry(_again(job))
-            self._frontier.done(job, success=False, backoff=backoff)
             return False
         if result.is_redirect:
-            self._store(job, result)
             self._redirect(job, result)
-            self._frontier.done(job, success=True)
             return False
-        if status >= 500:
-            self._store(job, result)
+        if not (200 <= status < 300) or result.error or result.skipped_body:
+            return False
+        stats = self._stats
+        stats.pages += 1
+        stats.host(job.host).pages += 1
+        stats.hourly[int((self._clock() - stats.started + stats.elapsed_before) // 3600)] += 1
+        if media_type(result.content_type) in HTML_TYPES:
+            self._links(job, result)
+        return True
+
+    def page(self, job: Job, result: FetchResult) -> bool:
+        """Handle a live page fetch: archive, record, then tell the frontier how it went."""
+        is_page = self.record_page(job, result, self._archive(job, result, "page"))
+        status = result.status
+        politeness = self._config.politeness
+        if status in (429, 503):
+            wait = retry_after(result.header("Retry-After"), self._clock())
+            backoff = wait if wait is not None else self._error_backoff(job)
+            if job.retries < politeness.max_retries:
+                self._frontier.retry(_again(job))
+            self._frontier.done(job, success=False, backoff=min(backoff, politeness.max_backoff))
+        elif status == 0 or status >= 500:
             self._frontier.done(job, success=False, backoff=self._error_backoff(job))
-            return False
-        is_page = 200 <= status < 300 and not result.error and not result.skipped_body
-        self._store(job, result)
-        if is_page:
-            stats.pages += 1
-            stats.host(job.host).pages += 1
-            stats.hourly[int((self._clock() - stats.started + stats.elapsed_before) // 3600)] += 1
-            if media_type(result.content_type) in HTML_TYPES:
-                self._links(job, result)
-        self._frontier.done(job, success=True)
+        else:
+            self._frontier.done(job, success=True)
         return is_page
 
     def _redirect(self, job: Job, result: FetchResult) -> None:

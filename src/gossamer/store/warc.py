@@ -20,14 +20,14 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from http import HTTPStatus
 from io import BytesIO
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 from urllib.parse import urlsplit
 
 from isal import isal_zlib
@@ -109,11 +109,16 @@ class WarcStore:
         """Every WARC file this store has written, in order."""
         return list(self._files)
 
-    def write(self, result: FetchResult) -> WarcLocation:
+    def write(
+        self, result: FetchResult, metadata: Mapping[str, str] | None = None
+    ) -> WarcLocation:
         """Archive one HTTP exchange; return where its response record was written.
 
-        A result without an HTTP response (``status == 0``) has nothing to archive: the
-        caller records the fault in the metadata only.
+        ``metadata`` becomes a ``metadata`` record (``application/warc-fields``) concurrent
+        to the response, as Heritrix writes one with ``via``, ``hopsFromSeed`` and
+        ``fetchTimeMs``: it is what lets ``gossamer recover`` rebuild the database from the
+        WARC files alone. A result without an HTTP response (``status == 0``) has nothing to
+        archive: the caller records the fault in the metadata only.
         """
         if result.status <= 0:
             raise ValueError(f"no HTTP response to archive for {result.url}")
@@ -122,6 +127,8 @@ class WarcStore:
         response = self._compress(self._response_record(result, date, response_id))
         request = self._compress(self._request_record(result, date, response_id))
         blob = response + request
+        if metadata:
+            blob += self._compress(self._metadata_record(result.url, date, response_id, metadata))
         if self._out is None or (self._pairs and self._size + len(blob) > self._max_file_bytes):
             self._open_next()
         location = WarcLocation(self._files[-1].name, self._size, len(response))
@@ -182,6 +189,27 @@ class WarcStore:
             "WARC-Concurrent-To": response_id,
         }
         return self._build(result.url, "request", warc_headers, http_headers, b"")
+
+    def _metadata_record(
+        self, url: str, date: str, response_id: str, fields: Mapping[str, str]
+    ) -> bytes:
+        body = "".join(f"{key}: {value}\r\n" for key, value in fields.items()).encode()
+        warc_headers = {
+            "WARC-Type": "metadata",
+            "WARC-Record-ID": self._make_id(),
+            "WARC-Date": date,
+            "WARC-Target-URI": url,
+            "WARC-Concurrent-To": response_id,
+        }
+        record = self._builder.create_warc_record(
+            url,
+            "metadata",
+            payload=BytesIO(body),
+            length=len(body),
+            warc_content_type="application/warc-fields",
+            warc_headers_dict=warc_headers,
+        )
+        return self._serialize(record)
 
     def _warcinfo_record(self, filename: str) -> bytes:
         fields = (
@@ -321,3 +349,37 @@ def _standard_reason(status: int) -> str:
         return HTTPStatus(status).phrase
     except ValueError:
         return ""
+
+
+# isal's stubs declare ``error`` loosely; name the exception type once, checked here.
+_INFLATE_ERRORS: tuple[type[Exception], ...] = (cast(type[Exception], isal_zlib.error),)
+
+
+def repair_tail(path: Path) -> int:
+    """Cut a torn last record (a crash mid-write) off a WARC file; return the bytes removed.
+
+    Each record is its own gzip member and members are written whole, so the file is valid up
+    to the end of the last member whose deflate stream ends and whose CRC checks.
+    """
+    good = 0  # end offset of the last complete member
+    try:
+        with path.open("rb") as stream:
+            decoder = isal_zlib.decompressobj(_GZIP_WBITS)
+            fed = 0  # bytes read from the file so far
+            while chunk := stream.read(1 << 20):
+                fed += len(chunk)
+                data = chunk
+                while data:
+                    decoder.decompress(data)
+                    if not decoder.eof:
+                        break
+                    data = decoder.unused_data
+                    good = fed - len(data)
+                    decoder = isal_zlib.decompressobj(_GZIP_WBITS)
+    except _INFLATE_ERRORS:
+        pass  # a corrupt member: everything from its start on is the torn tail
+    size = path.stat().st_size
+    if good < size:
+        with path.open("r+b") as stream:
+            stream.truncate(good)
+    return size - good

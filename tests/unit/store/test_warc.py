@@ -19,7 +19,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from gossamer.errors import StoreError
 from gossamer.fetch.result import FetchResult
-from gossamer.store.warc import WarcLocation, WarcStore
+from gossamer.store.warc import WarcLocation, WarcStore, repair_tail
 
 START = 1_700_000_000.25
 UA = ("User-Agent", "Gossamer/0.1 (+https://example.invalid/bot)")
@@ -255,3 +255,35 @@ def test_full_disk_raises_store_error_and_leaves_a_valid_file(small_disk: Path) 
     with store.files[0].open("rb") as stream:
         responses = [r for r in ArchiveIterator(stream) if r.rec_type == "response"]
     assert len(responses) == written
+
+
+def test_metadata_record_carries_crawl_fields(tmp_path: Path) -> None:
+    store = fixed_store(tmp_path)
+    store.write(sample_results()[0], {"via": "http://a.test/", "hopsFromSeed": "3"})
+    store.close()
+    assert warcio_check(store.files[0]).returncode == 0
+    with store.files[0].open("rb") as stream:
+        records = list(ArchiveIterator(stream))
+        kinds = [r.rec_type for r in records]
+    assert kinds == ["warcinfo", "response", "request", "metadata"]
+    meta = records[-1]
+    assert meta.rec_headers.get_header("Content-Type") == "application/warc-fields"
+    assert meta.rec_headers.get_header("WARC-Concurrent-To") == records[1].rec_headers.get_header(
+        "WARC-Record-ID"
+    )
+
+
+@pytest.mark.parametrize("cut", [1, 9, 120, 700])
+def test_repair_tail_cuts_a_torn_last_record(tmp_path: Path, cut: int) -> None:
+    store = fixed_store(tmp_path)
+    for result in sample_results():
+        store.write(result, {"via": "http://a.test/"})
+    store.close()
+    path = store.files[0]
+    whole = path.read_bytes()
+    path.write_bytes(whole[:-cut])
+    removed = repair_tail(path)
+    assert 0 < removed < len(whole)
+    assert warcio_check(path).returncode == 0
+    assert whole.startswith(path.read_bytes())
+    assert repair_tail(path) == 0
