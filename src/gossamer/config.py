@@ -177,3 +177,28 @@ def load_config(
         else:
             config = dataclasses.replace(config, **{name: value})
     return config
+
+
+def config_to_json(config: CrawlConfig) -> dict[str, Any]:
+    """The tree as plain JSON values, saved in the crawl folder so ``--resume`` can reuse it."""
+    data = dataclasses.asdict(config)
+    data["seeds"] = str(config.seeds)
+    data["out"] = str(config.out)
+    return data
+
+
+def config_from_json(data: dict[str, Any], out: Path) -> CrawlConfig:
+    """Rebuild a saved tree; ``out`` is where the crawl folder is now (it may have moved)."""
+    try:
+        sections = {
+            name: kind(**{k: tuple(v) if isinstance(v, list) else v for k, v in data[name].items()})
+            for name, kind in _SECTIONS.items()
+        }
+        top = {
+            k: tuple(v) if isinstance(v, list) else v
+            for k, v in data.items()
+            if k not in _SECTIONS and k not in {"seeds", "out"}
+        }
+        return CrawlConfig(seeds=Path(data["seeds"]), out=out, **top, **sections)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"the saved configuration in {out} is unreadable: {exc}") from exc

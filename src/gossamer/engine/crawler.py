@@ -20,6 +20,14 @@ from dataclasses import dataclass
 from gossamer.config import CrawlConfig
 from gossamer.engine.pipeline import DatabaseBacklog, Pipeline, origin_of
 from gossamer.engine.progress import Progress
+from gossamer.engine.resume import (
+    CrawlLock,
+    load_snapshot,
+    rebuild_stats,
+    repair_last_warc,
+    replay,
+    save_snapshot,
+)
 from gossamer.errors import SeedError, StoreError
 from gossamer.fetch.fetcher import Fetcher, FetchLimits
 from gossamer.fetch.resolver import parse_resolve
@@ -27,6 +35,7 @@ from gossamer.frontier import Frontier, Job
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore, write_reports
+from gossamer.store.cdxj import repair_cdxj
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +43,17 @@ STOP_GRACE = 10.0  # seconds in-flight fetches get to finish after a stop reques
 
 
 @dataclass(frozen=True, slots=True)
+class ResumeInfo:
+    pages: int  # pages stored by earlier runs
+    queued: int  # URLs waiting in the frontier when this run began
+    replayed: int  # WARC records the database lacked after a crash, replayed
+
+
+@dataclass(frozen=True, slots=True)
 class CrawlOutcome:
     stats: CrawlStats
-    reason: str  # "target", "time", "exhausted", "signal"
+    reason: str  # "target", "time", "exhausted", "signal", "store error"
+    resumed: ResumeInfo | None = None
 
 
 class Crawler:
@@ -50,6 +67,7 @@ class Crawler:
         self._wake = asyncio.Event()
         self._dispatched_pages = 0  # page jobs dispatched and not yet finished
         self._fault: StoreError | None = None  # the first store fault; it ends the crawl
+        self.resumed: ResumeInfo | None = None
 
     def stop(self, reason: str) -> None:
         if not self._stop_reason:
@@ -58,24 +76,69 @@ class Crawler:
         self._wake.set()
 
     async def run(self) -> CrawlOutcome:
-        config = self._config
-        out = config.out
-        rules = tuple(parse_resolve(entry) for entry in config.resolve)
-        politeness = config.politeness
-        db = MetadataDB(out / "crawl.db")
-        frontier = Frontier(
+        """The whole crawl: lock the folder, start or resume, crawl, flush, report."""
+        out = self._config.out
+        with CrawlLock(out):
+            # Opening the database first checks a resumed folder (version, corruption)
+            # before anything in it is written.
+            db = MetadataDB(out / "crawl.db")
+            try:
+                return await self._run(db)
+            finally:
+                with contextlib.suppress(StoreError):
+                    db.close()
+
+    def _frontier(self, db: MetadataDB, stats: CrawlStats, backlog: bool = True) -> Frontier:
+        politeness = self._config.politeness
+        return Frontier(
             delay=politeness.delay,
             max_per_host=politeness.max_per_host,
             crawl_delay_cap=politeness.crawl_delay_cap,
             robots_ttl=politeness.robots_ttl,
             robots_retry_delay=politeness.robots_retry_delay,
             robots_retries=politeness.robots_retries,
-            stats=self.stats,
+            stats=stats,
             clock=time.monotonic,
-            backlog=DatabaseBacklog(db),
+            backlog=DatabaseBacklog(db) if backlog else None,
         )
+
+    def _resume(self, db: MetadataDB, warc: WarcStore, cdxj: CdxjWriter) -> Frontier:
+        """Bring the database level with the WARC files, then rebuild stats and frontier."""
+        config = self._config
+        saved = load_snapshot(db)
+        # Replay needs only the seen-set for deduplication; its own frontier is thrown away.
+        scratch = self._frontier(db, CrawlStats(), backlog=False)
+        scratch.restore(db.queued_urls(), {})
+        replayer = Pipeline(
+            config, frontier=scratch, stats=CrawlStats(), warc=warc, cdxj=cdxj, db=db
+        )
+        replayed = replay(config.out / "warc", db, replayer, cdxj)
+        backlog = db.prepare_resume()
+        self.stats = rebuild_stats(db, saved, config.concurrency)
+        frontier = self._frontier(db, self.stats)
+        frontier.restore(db.queued_urls(), backlog)
+        self.resumed = ResumeInfo(
+            pages=self.stats.pages, queued=frontier.pending, replayed=replayed
+        )
+        log.warning(
+            "resuming crawl in %s: %d pages so far, %d URLs queued, %d records replayed",
+            config.out,
+            self.stats.pages,
+            frontier.pending,
+            replayed,
+        )
+        return frontier
+
+    async def _run(self, db: MetadataDB) -> CrawlOutcome:
+        config = self._config
+        out = config.out
+        resuming = db.discovered_count() > 0 or db.page_count() > 0
+        if resuming:
+            repair_last_warc(out / "warc")
+            repair_cdxj(out / "index.cdxj")
         warc = WarcStore(out / "warc", max_file_bytes=config.warc_max_bytes)
         cdxj = CdxjWriter(out / "index.cdxj")
+        frontier = self._resume(db, warc, cdxj) if resuming else self._frontier(db, self.stats)
         pipeline = Pipeline(
             config, frontier=frontier, stats=self.stats, warc=warc, cdxj=cdxj, db=db
         )
@@ -92,13 +155,15 @@ class Crawler:
         loop = asyncio.get_running_loop()
         self._install_signals(loop)
         if config.time_limit is not None:
-            loop.call_later(config.time_limit, self.stop, "time")
+            # The limit covers the whole crawl, earlier runs of a resumed one included.
+            remaining = config.time_limit - self.stats.elapsed_before
+            loop.call_later(max(0.0, remaining), self.stop, "time")
         progress = Progress(self.stats, frontier, enabled=config.progress and sys.stderr.isatty())
         try:
             async with Fetcher(
                 user_agent=config.fetch.user_agent,
                 limits=limits,
-                resolve=rules,
+                resolve=tuple(parse_resolve(entry) for entry in config.resolve),
                 allow_private=config.fetch.allow_private,
                 connections=config.concurrency,
             ) as fetcher:
@@ -114,7 +179,7 @@ class Crawler:
             raise SeedError(
                 f"bad seed: none of the {len(self._seeds.seeds)} seeds could be fetched"
             )
-        return CrawlOutcome(self.stats, reason)
+        return CrawlOutcome(self.stats, reason, self.resumed)
 
     async def _crawl(
         self,
@@ -204,6 +269,7 @@ class Crawler:
             cdxj.close,
             db.flush,
             lambda: write_reports(self._config.out, self.stats, db),
+            lambda: save_snapshot(db, self.stats),
             db.close,
         )
         for step in steps:
@@ -220,6 +286,7 @@ class Crawler:
             try:
                 db.flush()
                 write_reports(self._config.out, self.stats, db)
+                save_snapshot(db, self.stats)
             except StoreError as exc:
                 self._fail(exc)
                 return

@@ -173,7 +173,14 @@ class Pipeline:
         self._count(job, hop)
         self._stats.robots_requests += 1
         self._db.add_page(
-            page_row(hop, location, depth=job.depth, referrer=job.referrer, host=job.host)
+            page_row(
+                hop,
+                location,
+                depth=job.depth,
+                referrer=job.referrer,
+                host=job.host,
+                purpose="robots",
+            )
         )
 
     def robots(self, job: Job, hops: list[FetchResult]) -> None:

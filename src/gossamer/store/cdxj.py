@@ -16,7 +16,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,8 +31,8 @@ from gossamer.store.warc import WarcLocation, payload_digest
 __all__ = ["CdxjWriter", "cdxj_line", "sort_cdxj"]
 
 _MIME_END = re.compile(r"[;\s]")  # a media type ends at its parameters or at a space
+_TAIL_BYTES = 1 << 16  # far longer than any index line
 _SORT_RUN_LINES = 200_000  # lines sorted in memory before spilling a run to disk
-_WRITE_BUFFER = 256 * 1024
 
 
 def cdxj_line(result: FetchResult, location: WarcLocation) -> str:
@@ -67,9 +67,9 @@ class CdxjWriter:
     def __init__(self, path: Path) -> None:
         self._path = path
         try:
-            self._out: TextIO | None = path.open(
-                "a", encoding="utf-8", newline="\n", buffering=_WRITE_BUFFER
-            )
+            # Line-buffered: a line reaches the OS before its page's database row is even
+            # queued, so after a crash every row in crawl.db has its index line.
+            self._out: TextIO | None = path.open("a", encoding="utf-8", newline="\n", buffering=1)
         except OSError as exc:
             raise StoreError(f"cannot open CDXJ index {path}: {exc.strerror}") from exc
 
@@ -123,8 +123,8 @@ def sort_cdxj(path: Path, *, run_lines: int = _SORT_RUN_LINES) -> None:
     try:
         with path.open(encoding="utf-8", newline="\n") as source:
             while chunk := _read_lines(source, run_lines):
-                chunk.sort()
-                runs.append(_write_temp(path.parent, chunk))
+                # Replaying WARC records after a crash may add a line twice: keep one.
+                runs.append(_write_temp(path.parent, sorted(set(chunk))))
         if len(runs) == 1:
             runs[0].replace(path)
         elif runs:
@@ -132,7 +132,7 @@ def sort_cdxj(path: Path, *, run_lines: int = _SORT_RUN_LINES) -> None:
                 inputs = [
                     stack.enter_context(run.open(encoding="utf-8", newline="\n")) for run in runs
                 ]
-                merged = _write_temp(path.parent, heapq.merge(*inputs))
+                merged = _write_temp(path.parent, _unique(heapq.merge(*inputs)))
             merged.replace(path)
     except OSError as exc:
         raise StoreError(f"cannot sort CDXJ index {path}: {exc.strerror}") from exc
@@ -140,6 +140,29 @@ def sort_cdxj(path: Path, *, run_lines: int = _SORT_RUN_LINES) -> None:
         with suppress(OSError):
             for run in runs:
                 run.unlink(missing_ok=True)
+
+
+def _unique(lines: Iterable[str]) -> Iterator[str]:
+    previous = None
+    for line in lines:
+        if line != previous:
+            yield line
+        previous = line
+
+
+def repair_cdxj(path: Path) -> None:
+    """Drop a torn last line (a crash mid-write) so appending starts on a fresh line."""
+    if not path.exists():
+        return
+    with path.open("r+b") as stream:
+        size = stream.seek(0, os.SEEK_END)
+        start = max(0, size - _TAIL_BYTES)
+        stream.seek(start)
+        tail = stream.read()
+        if not tail or tail.endswith(b"\n"):
+            return
+        cut = tail.rfind(b"\n")
+        stream.truncate(start + cut + 1 if cut >= 0 else start)
 
 
 def _read_lines(source: TextIO, limit: int) -> list[str]:

@@ -53,7 +53,8 @@ CREATE TABLE pages (
     warc_offset INTEGER,
     warc_length INTEGER,
     error TEXT,
-    host TEXT
+    host TEXT,
+    purpose TEXT NOT NULL DEFAULT 'page'  -- 'page', or 'robots' for robots.txt exchanges
 );
 -- An explicit INTEGER PRIMARY KEY keeps ids stable across VACUUM; links depend on them.
 CREATE TABLE urls (
@@ -76,7 +77,9 @@ CREATE VIEW link_urls AS
     FROM links JOIN urls AS s ON s.id = links.src JOIN urls AS d ON d.id = links.dst;
 """
 
-_INSERT_PAGE = "INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_PAGE = (
+    "INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 # First discovery wins; a row made earlier only as a link target takes the details.
 _INSERT_DISCOVERED = """
 INSERT INTO urls (url, host, depth, referrer, discovered_at, spilled) VALUES (?, ?, ?, ?, ?, ?)
@@ -111,6 +114,7 @@ class PageRow:
     warc_length: int | None
     error: str | None
     host: str
+    purpose: str = "page"  # "page", or "robots" for a robots.txt exchange
 
 
 _PAGE_COLUMNS = ", ".join(f.name for f in fields(PageRow))
@@ -129,6 +133,7 @@ def page_row(
     depth: int,
     referrer: str | None,
     host: str,
+    purpose: str = "page",
 ) -> PageRow:
     """The ``pages`` row for a fetch; ``location`` is None when nothing was archived."""
     return PageRow(
@@ -147,6 +152,7 @@ def page_row(
         warc_length=location.length if location else None,
         error=result.error or None,
         host=host,
+        purpose=purpose,
     )
 
 
@@ -235,6 +241,30 @@ class MetadataDB:
                 f"SELECT host, count(*) FROM urls WHERE spilled = 1 AND {unfetched} GROUP BY host"
             )
         }
+
+    def recorded_offsets(self, warc_file: str) -> set[int]:
+        """Offsets of the response records of one WARC file that have a ``pages`` row."""
+        return {
+            int(offset)
+            for (offset,) in self._query(
+                "SELECT warc_offset FROM pages WHERE warc_file = ?", (warc_file,)
+            )
+        }
+
+    def page_facts(
+        self,
+    ) -> Iterator[tuple[str, int, str | None, int | None, float | None, float | None, str, str]]:
+        """Per row: host, status, error, length, elapsed, fetched_at, url, kind.
+
+        ``kind`` is "page" for a stored page (2xx, no error), "robots" for a robots.txt
+        exchange, else "other".
+        """
+        yield from self._query(
+            "SELECT host, status, error, length, elapsed, fetched_at, url,"
+            " CASE WHEN purpose = 'robots' THEN 'robots'"
+            " WHEN status BETWEEN 200 AND 299 AND error IS NULL THEN 'page'"
+            " ELSE 'other' END FROM pages"
+        )
 
     def queued_urls(self) -> Iterator[str]:
         """Every URL ever queued (the seen-set's content)."""

@@ -109,9 +109,7 @@ class WarcStore:
         """Every WARC file this store has written, in order."""
         return list(self._files)
 
-    def write(
-        self, result: FetchResult, metadata: Mapping[str, str] | None = None
-    ) -> WarcLocation:
+    def write(self, result: FetchResult, metadata: Mapping[str, str] | None = None) -> WarcLocation:
         """Archive one HTTP exchange; return where its response record was written.
 
         ``metadata`` becomes a ``metadata`` record (``application/warc-fields``) concurrent
