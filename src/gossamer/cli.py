@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from gossamer import __version__
-from gossamer.config import CrawlConfig, load_config, parse_duration
+from gossamer.config import CrawlConfig, apply_overrides, load_config, parse_duration
 from gossamer.demo import run_demo
 from gossamer.engine import Crawler
+from gossamer.engine.recover import SAVED_CONFIG, load_saved, recover, save_config
 from gossamer.errors import ConfigError, GossamerError, StoreError
-from gossamer.seeds import read_seeds
+from gossamer.seeds import Seed, SeedList, read_seeds
 from gossamer.testweb import WebSpec, serve_forever
 
 log = logging.getLogger("gossamer")
@@ -45,8 +46,10 @@ def _seconds(text: str) -> float:
 
 def _crawl_parser(sub: Any) -> None:
     p = sub.add_parser("crawl", help="crawl politely from a seeds file")
-    p.add_argument("seeds", type=Path, help="file with one URL or bare domain per line")
-    p.add_argument("--out", type=Path, required=True, help="output folder")
+    p.add_argument("seeds", type=Path, nargs="?", help="file with one URL or bare domain per line")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", type=Path, help="output folder (an existing crawl resumes)")
+    where.add_argument("--resume", type=Path, metavar="DIR", help="continue the crawl in DIR")
     p.add_argument("--max-pages", type=_positive_int)
     p.add_argument("--time", type=_seconds, dest="time_limit", help="time limit, e.g. 90s, 2h")
     p.add_argument("--concurrency", type=_positive_int)
@@ -76,6 +79,11 @@ def _testweb_parser(sub: Any) -> None:
     p.add_argument("--seeds-file", type=Path, help="write the seed URLs here")
 
 
+def _recover_parser(sub: Any) -> None:
+    p = sub.add_parser("recover", help="rebuild crawl.db, index and reports from the WARC files")
+    p.add_argument("folder", type=Path, help="the crawl folder")
+
+
 def _demo_parser(sub: Any) -> None:
     p = sub.add_parser("demo", help="serve the test web and crawl it, then print the report")
     p.add_argument("--out", type=Path, default=Path("demo-out"))
@@ -90,12 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     _crawl_parser(sub)
     _testweb_parser(sub)
+    _recover_parser(sub)
     _demo_parser(sub)
     return parser
 
 
-def crawl_config(args: argparse.Namespace) -> CrawlConfig:
-    overrides: dict[str, Any] = {
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {
         "max_pages": args.max_pages,
         "time_limit": args.time_limit,
         "concurrency": args.concurrency,
@@ -107,7 +116,28 @@ def crawl_config(args: argparse.Namespace) -> CrawlConfig:
         "resolve": tuple(args.resolve) or None,
         "progress": False if args.no_progress else None,
     }
-    return load_config(args.seeds, args.out, args.config, overrides)
+
+
+def crawl_plan(args: argparse.Namespace) -> tuple[CrawlConfig, SeedList, bool]:
+    """Config, seeds, and whether this continues an existing crawl folder."""
+    folder: Path = args.resume or args.out
+    saved = load_saved(folder) if (folder / SAVED_CONFIG).exists() else None
+    if args.resume is not None and saved is None:
+        raise ConfigError(f"nothing to resume: {folder} holds no Gossamer crawl")
+    if saved is not None and args.seeds is None and args.config is None:
+        config = apply_overrides(saved[0], _overrides(args))
+        seeds = SeedList(
+            seeds=tuple(Seed(urls=urls, line=0, text=urls[0]) for urls in saved[1]),
+            problems=(),
+        )
+        return config, seeds, True
+    if args.seeds is None:
+        raise ConfigError("a seeds file is needed to start a new crawl")
+    config = load_config(args.seeds, folder, args.config, _overrides(args))
+    seeds = read_seeds(config.seeds)
+    for problem in seeds.problems:
+        log.warning("seeds line %d ignored (%s): %s", problem.line, problem.reason, problem.text)
+    return config, seeds, saved is not None
 
 
 def prepare_out(out: Path) -> None:
@@ -121,15 +151,25 @@ def prepare_out(out: Path) -> None:
         raise StoreError(f"cannot write to output folder {out}: {exc.strerror or exc}") from exc
 
 
-def run_crawl(config: CrawlConfig) -> int:
-    seeds = read_seeds(config.seeds)
-    for problem in seeds.problems:
-        log.warning("seeds line %d ignored (%s): %s", problem.line, problem.reason, problem.text)
+def run_crawl(args: argparse.Namespace) -> int:
+    config, seeds, resuming = crawl_plan(args)
     prepare_out(config.out)
+    if resuming:
+        print(f"resuming the crawl in {config.out}", flush=True)
+    else:
+        save_config(config.out, config, [seed.urls for seed in seeds.seeds])
     outcome = asyncio.run(Crawler(config, seeds).run())
     summary = (config.out / "reports" / "stats.txt").read_text(encoding="utf-8")
     print(summary.rstrip())
     print(f"stopped: {outcome.reason}; output in {config.out}")
+    return 0
+
+
+def run_recover(folder: Path) -> int:
+    result = recover(folder)
+    if result.moved_aside is not None:
+        print(f"old database moved to {result.moved_aside}")
+    print(f"recovered {result.records} records, {result.pages} pages, into {folder / 'crawl.db'}")
     return 0
 
 
@@ -147,7 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     _configure_logging(args.verbose)
     try:
         if args.command == "crawl":
-            return run_crawl(crawl_config(args))
+            return run_crawl(args)
+        if args.command == "recover":
+            return run_recover(args.folder)
         if args.command == "testweb":
             spec = WebSpec(seed=args.seed, hosts=args.hosts, pages_per_host=args.pages)
             return serve_forever(spec, host=args.bind, port=args.port, seeds_file=args.seeds_file)

@@ -49,7 +49,11 @@ class FetchConfig:
 class ScopeConfig:
     max_depth: int | None = None
     max_url_length: int = 2_048
-    max_pages_per_host: int | None = None
+    # URLs admitted per origin: the last stop for traps no pattern catches (endless calendars).
+    max_pages_per_host: int | None = 10_000
+    max_path_depth: int = 32  # path segments; deeper URLs are refused as traps
+    max_path_repeats: int = 3  # times one path segment (or query key) may occur
+    strip_session_ids: bool = True  # drop jsessionid, PHPSESSID, sid=... before dedup
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +171,11 @@ def load_config(
                     raise ConfigError(f"config: [{section}] must be a table")
                 sub = _apply(getattr(config, section), data[section], f"{section}.")
                 config = dataclasses.replace(config, **{section: sub})
+    return apply_overrides(config, overrides)
+
+
+def apply_overrides(config: CrawlConfig, overrides: dict[str, Any]) -> CrawlConfig:
+    """Apply flag values (dotted names, ``None`` = not given) on top of a tree."""
     for dotted, value in overrides.items():
         if value is None:
             continue
@@ -190,15 +199,15 @@ def config_to_json(config: CrawlConfig) -> dict[str, Any]:
 def config_from_json(data: dict[str, Any], out: Path) -> CrawlConfig:
     """Rebuild a saved tree; ``out`` is where the crawl folder is now (it may have moved)."""
     try:
-        sections = {
-            name: kind(**{k: tuple(v) if isinstance(v, list) else v for k, v in data[name].items()})
-            for name, kind in _SECTIONS.items()
-        }
-        top = {
+        values: dict[str, Any] = {
             k: tuple(v) if isinstance(v, list) else v
             for k, v in data.items()
             if k not in _SECTIONS and k not in {"seeds", "out"}
         }
-        return CrawlConfig(seeds=Path(data["seeds"]), out=out, **top, **sections)
+        for name, kind in _SECTIONS.items():
+            values[name] = kind(
+                **{k: tuple(v) if isinstance(v, list) else v for k, v in data[name].items()}
+            )
+        return CrawlConfig(seeds=Path(data["seeds"]), out=out, **values)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"the saved configuration in {out} is unreadable: {exc}") from exc

@@ -102,7 +102,7 @@ class Crawler:
             backlog=DatabaseBacklog(db) if backlog else None,
         )
 
-    def _resume(self, db: MetadataDB, warc: WarcStore, cdxj: CdxjWriter) -> Frontier:
+    def _resume(self, db: MetadataDB, cdxj: CdxjWriter) -> Frontier:
         """Bring the database level with the WARC files, then rebuild stats and frontier."""
         config = self._config
         saved = load_snapshot(db)
@@ -110,7 +110,7 @@ class Crawler:
         scratch = self._frontier(db, CrawlStats(), backlog=False)
         scratch.restore(db.queued_urls(), {})
         replayer = Pipeline(
-            config, frontier=scratch, stats=CrawlStats(), warc=warc, cdxj=cdxj, db=db
+            config, frontier=scratch, stats=CrawlStats(), warc=None, cdxj=cdxj, db=db
         )
         replayed = replay(config.out / "warc", db, replayer, cdxj)
         backlog = db.prepare_resume()
@@ -138,7 +138,7 @@ class Crawler:
             repair_cdxj(out / "index.cdxj")
         warc = WarcStore(out / "warc", max_file_bytes=config.warc_max_bytes)
         cdxj = CdxjWriter(out / "index.cdxj")
-        frontier = self._resume(db, warc, cdxj) if resuming else self._frontier(db, self.stats)
+        frontier = self._resume(db, cdxj) if resuming else self._frontier(db, self.stats)
         pipeline = Pipeline(
             config, frontier=frontier, stats=self.stats, warc=warc, cdxj=cdxj, db=db
         )

@@ -21,12 +21,15 @@ from gossamer.robots import RobotsRules, parse_robots, product_token
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcLocation, WarcStore, page_row
 from gossamer.urls import canonical_link
+from gossamer.urls.traps import strip_session_ids, trap_reason
 
 log = logging.getLogger(__name__)
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 # Transport faults that mean "no server here", as opposed to a slow or failing one.
-UNCONNECTABLE = frozenset({"dns", "connection_refused", "blocked_address", "tls", "bad_url"})
+UNCONNECTABLE = frozenset(
+    {"dns", "connection_refused", "connect_timeout", "blocked_address", "tls", "bad_url"}
+)
 
 
 def origin_of(url: str) -> str:
@@ -75,7 +78,7 @@ class Pipeline:
         *,
         frontier: Frontier,
         stats: CrawlStats,
-        warc: WarcStore,
+        warc: WarcStore | None,
         cdxj: CdxjWriter,
         db: MetadataDB,
         clock: Callable[[], float] = time.time,
@@ -102,18 +105,32 @@ class Pipeline:
     ) -> bool:
         """Apply the scope rules and queue ``url`` if it is new; True if it was queued."""
         scope = self._config.scope
-        if len(url) > scope.max_url_length:
+        host = origin_of(url)
+        if scope.strip_session_ids:
+            # Before dedup: a fresh session id in every link would make every URL new.
+            stripped = strip_session_ids(url)
+            if stripped != url:
+                self._stats.record_error("trap_session_id", host)
+                url = stripped
+        trap = trap_reason(
+            url,
+            max_length=scope.max_url_length,
+            max_depth=scope.max_path_depth,
+            max_repeats=scope.max_path_repeats,
+        )
+        if trap is not None:
             self._stats.skipped_other += 1
+            self._stats.record_error(trap, host)
             return False
         if scope.max_depth is not None and depth > scope.max_depth:
             self._stats.skipped_other += 1
             return False
         if self._frontier.seen(url):
             return False
-        host = origin_of(url)
         if scope.max_pages_per_host is not None:
             if self._admitted[host] >= scope.max_pages_per_host:
                 self._stats.skipped_other += 1
+                self._stats.record_error("trap_host_budget", host)
                 return False
             self._admitted[host] += 1
         job = Job(
@@ -133,6 +150,7 @@ class Pipeline:
         """Write the exchange to the WARC files (with the fields ``recover`` needs)."""
         if not result.status or result.skipped_body:
             return None
+        assert self._warc is not None, "a replay-only pipeline cannot archive live fetches"
         fields = {
             "gossamer-purpose": purpose,
             "gossamer-host": job.host,
@@ -190,9 +208,11 @@ class Pipeline:
         final = hops[-1]
         host = self._stats.host(job.host)
         status = final.status
-        if status == 0 or status >= 500 or status == 429:
+        undecodable = final.error in ("bad_encoding", "decompression_bomb")
+        if status == 0 or status >= 500 or status == 429 or undecodable:
             # Unreachable (RFC 9309 2.3.1.4): assume everything is disallowed, try again later.
             # 429 is treated like 5xx: the server asks us to slow down, not to ignore it.
+            # A 2xx body that cannot be decoded tells us nothing, so it is treated the same.
             # A host that cannot be connected to at all is given up at once; seeds then fall
             # back to their next form (https -> http).
             dropped = self._frontier.robots_unavailable(
@@ -213,7 +233,7 @@ class Pipeline:
             self._frontier.done(job, success=False)
             return
         if 200 <= status < 300:
-            rules = parse_robots(final.content or final.body, self._product)
+            rules = parse_robots(final.content, self._product)
             host.robots_status = "rules"
             if rules.crawl_delay is not None:
                 host.robots_status = f"rules, crawl-delay {rules.crawl_delay:g}"

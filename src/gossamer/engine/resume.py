@@ -95,6 +95,8 @@ def replay(folder: Path, db: MetadataDB, pipeline: Pipeline, cdxj: CdxjWriter) -
             if location.offset in known:
                 continue
             cdxj.add(result, location)
+            # The URL's own "discovered" row may have been lost with the last batch.
+            db.add_discovered([(job.url, job.host, job.depth, job.referrer)])
             if job.robots:
                 pipeline.record_robots(job, result, location)
             else:

@@ -3,6 +3,11 @@
 Redirects are not followed here (the engine puts the target back into the frontier, so robots.txt,
 politeness and dedup apply to it); robots.txt fetches follow up to five hops themselves, as RFC
 9309 asks. Outcomes, good or bad, come back as a :class:`FetchResult`; nothing is raised.
+
+Every request is checked before it leaves: only http and https, and an IP literal must pass the
+SSRF guard (host names pass it inside the resolver, after DNS). Every request is bounded: a
+connect and a read timeout, a total time for the whole exchange (so a server trickling a byte at
+a time cannot hold a worker), a cap on the bytes read and another on the bytes decoded.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import aiohttp
+from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from gossamer.errors import FetchError
@@ -27,6 +33,7 @@ log = logging.getLogger(__name__)
 
 ROBOTS_MAX_BYTES = 500 * 1024
 ROBOTS_MAX_HOPS = 5
+SCHEMES = ("http", "https")
 _ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,*/*;q=0.5"
 
 
@@ -48,8 +55,10 @@ def _error_kind(exc: BaseException) -> str:
     """Map a transport exception to the error kind counted in the statistics."""
     if isinstance(exc, FetchError):
         return exc.kind
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return "connect_timeout"
     if isinstance(exc, TimeoutError):
-        return "timeout"
+        return "timeout"  # no byte for read_timeout seconds
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
         return "dns"
     if isinstance(exc, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
@@ -89,6 +98,7 @@ class Fetcher:
         allow_private: bool,
         connections: int,
         clock: Callable[[], float] = time.time,
+        system_resolver: AbstractResolver | None = None,
     ) -> None:
         self._user_agent = user_agent
         self._limits = limits
@@ -96,13 +106,16 @@ class Fetcher:
         self._allow_private = allow_private
         self._connections = connections
         self._clock = clock
+        self._system_resolver = system_resolver  # None: the operating system's
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Fetcher:
         connector = aiohttp.TCPConnector(
             limit=self._connections,
             limit_per_host=0,
-            resolver=GuardedResolver(self._rules, allow_private=self._allow_private),
+            resolver=GuardedResolver(
+                self._rules, allow_private=self._allow_private, system=self._system_resolver
+            ),
             ttl_dns_cache=300,
             ssl=True,
         )
@@ -132,7 +145,7 @@ class Fetcher:
             self._session = None
 
     async def fetch(self, url: str) -> FetchResult:
-        """GET one URL; the body is read only if its type is kept and its size allowed."""
+        """GET one canonical URL; the body is read only if its type is kept and size allowed."""
         return await self._get(url, self._limits.max_body, robots=False)
 
     async def fetch_robots(self, url: str) -> list[FetchResult]:
@@ -155,11 +168,14 @@ class Fetcher:
         assert self._session is not None, "Fetcher used outside its context"
         started = self._clock()
         t0 = time.monotonic()
+        deadline = asyncio.timeout(self._limits.total_timeout)
         try:
-            async with asyncio.timeout(self._limits.total_timeout):
+            async with deadline:
                 return await self._exchange(url, max_body, robots, started, t0)
         except (TimeoutError, aiohttp.ClientError, FetchError, OSError, ValueError) as exc:
-            kind = _error_kind(exc)
+            # Slowloris shows up here: bytes kept coming, so no read timed out, but the whole
+            # exchange overran its budget.
+            kind = "total_timeout" if deadline.expired() else _error_kind(exc)
             log.debug("fetch failed url=%s kind=%s detail=%s", url, kind, exc)
             return FetchResult(
                 url=url,
@@ -174,8 +190,16 @@ class Fetcher:
         self, url: str, max_body: int, robots: bool, started: float, t0: float
     ) -> FetchResult:
         assert self._session is not None
-        check_literal(URL(url).raw_host or "", self._rules, self._allow_private)
-        async with self._session.get(url, allow_redirects=False) as resp:
+        try:
+            # encoded=True: the request carries the canonical URL exactly as recorded and as
+            # robots.txt was matched against; yarl would otherwise re-quote '[' and ']' in a path.
+            target = URL(url, encoded=True)
+        except (ValueError, TypeError) as exc:
+            raise FetchError("bad_url", f"unparsable URL: {exc}") from exc
+        if target.scheme not in SCHEMES or not target.raw_host:
+            raise FetchError("bad_scheme", f"refusing to fetch {target.scheme or 'relative'} URL")
+        check_literal(target.raw_host, self._rules, self._allow_private)
+        async with self._session.get(target, allow_redirects=False) as resp:
             transport = resp.connection.transport if resp.connection else None
             peer = transport.get_extra_info("peername") if transport else None
             ctype = resp.headers.get("Content-Type", "")
@@ -192,16 +216,21 @@ class Fetcher:
                 skipped, error = True, "too_large"
             else:
                 body, truncated = await _read_capped(resp.content, max_body)
-                if truncated and not robots:
+                if truncated:
+                    # robots.txt is still used: RFC 9309 lets a crawler stop at 500 KiB.
                     error = "too_large"
             content = b""
             if body and not skipped:
                 try:
+                    # A robots.txt cut at 500 KiB keeps what it decodes to, up to 500 KiB.
                     content = decode_body(
-                        body, resp.headers.get("Content-Encoding"), self._limits.max_decoded
+                        body,
+                        resp.headers.get("Content-Encoding"),
+                        ROBOTS_MAX_BYTES if robots else self._limits.max_decoded,
+                        partial=robots,
                     )
                 except DecodeError as exc:
-                    error = exc.kind
+                    error = error or exc.kind
             return FetchResult(
                 url=url,
                 status=resp.status,
@@ -224,11 +253,14 @@ class Fetcher:
 
 
 async def _read_capped(stream: aiohttp.StreamReader, limit: int) -> tuple[bytes, bool]:
+    """At most ``limit`` bytes of the body, and whether there was more."""
     chunks: list[bytes] = []
     size = 0
     async for chunk in stream.iter_chunked(65_536):
+        if size + len(chunk) > limit:
+            # Cut the last chunk before joining, so a huge body costs one copy of the cap.
+            chunks.append(chunk[: limit - size])
+            return b"".join(chunks), True
         chunks.append(chunk)
         size += len(chunk)
-        if size > limit:
-            return b"".join(chunks)[:limit], True
     return b"".join(chunks), False

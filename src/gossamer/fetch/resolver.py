@@ -1,13 +1,16 @@
 """Name resolution for the fetcher: ``--resolve`` overrides plus the SSRF guard.
 
-Every connection the fetcher opens goes through :class:`GuardedResolver`, so the guard applies
-to the first request and to every redirect hop alike. ``--resolve`` entries (like curl's) map a
-host name, or a ``*.suffix`` wildcard, to an address; mapped names are trusted and may point at
-loopback, which is how the local test web is crawled.
+Every connection the fetcher opens to a host name goes through :class:`GuardedResolver`, so
+the guard applies after DNS, to the first request and to every redirect hop alike; IP literals
+never reach a resolver, so the fetcher puts them through :func:`check_literal` before each
+request. ``--resolve`` entries (like curl's) map a host name, or a ``*.suffix`` wildcard, to an
+address; mapped names are trusted and may point at loopback, which is how the local test web is
+crawled.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 from dataclasses import dataclass
@@ -64,24 +67,39 @@ def is_public(address: str) -> bool:
 
 
 def check_literal(host: str, rules: tuple[ResolveRule, ...], allow_private: bool) -> None:
-    """Apply the guard to a URL whose host is an IP literal (no resolver call happens)."""
+    """Apply the guard to a URL whose host is an IP literal (no resolver call happens).
+
+    A rule opts in the names it maps, not the address it maps them to: ``*.web.test:127.0.0.1``
+    must not make ``http://127.0.0.1/`` fetchable, or any page of the test web could redirect
+    the crawler into the machine it runs on. Only a rule naming the literal itself opts it in.
+    """
     bare = host.strip("[]")
     try:
-        ipaddress.ip_address(bare)
+        ip = ipaddress.ip_address(bare)
     except ValueError:
         return
-    if allow_private or is_public(bare) or any(r.address == bare for r in rules):
+    if allow_private or is_public(bare):
         return
+    for rule in rules:
+        with contextlib.suppress(ValueError):
+            if ipaddress.ip_address(rule.pattern.strip("[]")) == ip:
+                return
     raise BlockedAddressError(f"refusing non-public address {bare}")
 
 
 class GuardedResolver(AbstractResolver):
     """Resolves through ``--resolve`` rules first, then the system; refuses private targets."""
 
-    def __init__(self, rules: tuple[ResolveRule, ...], *, allow_private: bool) -> None:
+    def __init__(
+        self,
+        rules: tuple[ResolveRule, ...],
+        *,
+        allow_private: bool,
+        system: AbstractResolver | None = None,
+    ) -> None:
         self._rules = rules
         self._allow_private = allow_private
-        self._system = ThreadedResolver()
+        self._system = system if system is not None else ThreadedResolver()
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
@@ -102,7 +120,9 @@ class GuardedResolver(AbstractResolver):
                 ]
         try:
             results = await self._system.resolve(host, port, family)
-        except OSError as exc:
+        except (OSError, UnicodeError) as exc:
+            # UnicodeError: the name cannot even be IDNA-encoded (a label over 63 octets), which
+            # the system resolver reports before asking any server.
             raise FetchError("dns", f"cannot resolve {host}: {exc}") from exc
         if self._allow_private:
             return results

@@ -267,8 +267,10 @@ class MetadataDB:
         )
 
     def queued_urls(self) -> Iterator[str]:
-        """Every URL ever queued (the seen-set's content)."""
-        for (url,) in self._query("SELECT url FROM urls WHERE discovered_at IS NOT NULL"):
+        """Every URL ever queued or fetched (the seen-set's content)."""
+        for (url,) in self._query(
+            "SELECT url FROM urls WHERE discovered_at IS NOT NULL UNION SELECT url FROM pages"
+        ):
             yield url
 
     def get_meta(self, key: str) -> str | None:

@@ -49,7 +49,9 @@ def test_literal_private_addresses_are_blocked_unless_opted_in() -> None:
     with pytest.raises(BlockedAddressError):
         check_literal("[::1]", (), allow_private=False)
     check_literal("127.0.0.1", (), allow_private=True)
-    check_literal("127.0.0.1", (parse_resolve("x:127.0.0.1"),), allow_private=False)
+    with pytest.raises(BlockedAddressError):  # a rule opts in the names it maps, not the address
+        check_literal("127.0.0.1", (parse_resolve("x:127.0.0.1"),), allow_private=False)
+    check_literal("127.0.0.1", (parse_resolve("127.0.0.1:127.0.0.1"),), allow_private=False)
     check_literal("example.org", (), allow_private=False)
 
 
