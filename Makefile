@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit clean
+.PHONY: demo test lint typecheck unit clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,13 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest -q tests/unit
 
-test: $(STAMP) lint typecheck
+# The web UI's browser test drives Debian's Chromium; install it when we can (root + apt).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	  || echo "chromium not installed: the browser test will be skipped"; }
+
+test: $(STAMP) lint typecheck browser
 	$(BIN)/pytest -q
 
 clean:

@@ -19,6 +19,7 @@ from gossamer.demo import run_demo
 from gossamer.engine import Crawler
 from gossamer.engine.recover import SAVED_CONFIG, load_saved, recover, save_config
 from gossamer.errors import ConfigError, GossamerError, StoreError
+from gossamer.search.commands import add_commands, run_command
 from gossamer.seeds import Seed, SeedList, read_seeds
 from gossamer.testweb import WebSpec, serve_forever
 
@@ -100,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     _testweb_parser(sub)
     _recover_parser(sub)
     _demo_parser(sub)
+    add_commands(sub)
     return parser
 
 
@@ -186,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _configure_logging(args.verbose)
     try:
+        if (code := run_command(args)) is not None:
+            return code
         if args.command == "crawl":
             return run_crawl(args)
         if args.command == "recover":

@@ -132,7 +132,12 @@ class Crawler:
     async def _run(self, db: MetadataDB) -> CrawlOutcome:
         config = self._config
         out = config.out
-        resuming = db.discovered_count() > 0 or db.page_count() > 0
+        # A crash can leave WARC records behind before the first database batch is written.
+        resuming = (
+            db.discovered_count() > 0
+            or db.page_count() > 0
+            or any((out / "warc").glob("*.warc.gz"))
+        )
         if resuming:
             repair_last_warc(out / "warc")
             repair_cdxj(out / "index.cdxj")

@@ -1,0 +1,304 @@
+"""Index stage, bookkeeping: ``DIR/index/docs.db``, one row per page the indexer has seen.
+
+Data flow: crawl.db -> **document store** <-> full-text index -> search. The store answers
+three questions:
+
+* which fetched pages are new since the last run (incremental indexing after a resumed
+  crawl): a page is pending when its ``url_id`` has no row, or its row has an older fetch
+  time (the page was fetched again);
+* which duplicate group a page belongs to: exact duplicates share ``doc_id`` (SHA-1 of the
+  content), near-duplicates have simhash fingerprints within ``MAX_DISTANCE`` bits, found
+  through the ``bands`` table; a group is named by the ``num`` of its first member;
+* for the search side, how large each group is and which pages are in it.
+
+Pages that were looked at but not indexed (noindex, no text) get a row too, with
+``indexed = 0``, so they are not read again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gossamer.index.errors import IndexingError
+from gossamer.index.simhash import MAX_DISTANCE, bands, hamming
+
+__all__ = ["DocRow", "DocStore", "PendingPage"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS docs (
+    num INTEGER PRIMARY KEY,
+    url_id TEXT NOT NULL UNIQUE,
+    url TEXT NOT NULL,
+    host TEXT NOT NULL,
+    doc_id TEXT,
+    fetched_at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    lang TEXT NOT NULL,
+    title TEXT NOT NULL,
+    words INTEGER NOT NULL,
+    simhash INTEGER,
+    group_id INTEGER NOT NULL,
+    indexed INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS docs_doc_id ON docs (doc_id);
+CREATE INDEX IF NOT EXISTS docs_group ON docs (group_id);
+CREATE TABLE IF NOT EXISTS bands (
+    band INTEGER NOT NULL,
+    value INTEGER NOT NULL,
+    num INTEGER NOT NULL,
+    PRIMARY KEY (band, value, num)
+) WITHOUT ROWID;
+"""
+
+# Fetched, archived, successful pages of the crawl that have no row yet, or an older one.
+_PENDING = """
+SELECT p.url, p.url_id, p.doc_id, p.content_type, p.fetched_at,
+       p.warc_file, p.warc_offset, p.warc_length, d.num
+FROM crawl.pages AS p LEFT JOIN docs AS d ON d.url_id = p.url_id
+WHERE p.status BETWEEN 200 AND 299 AND p.warc_file IS NOT NULL
+  AND (d.num IS NULL OR d.fetched_at < p.fetched_at)
+ORDER BY p.warc_file, p.warc_offset
+"""
+_IN_FLIGHT = "in_flight"  # set while a batch is committed to tantivy but not yet here
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPage:
+    """A page of crawl.db that the indexer still has to read."""
+
+    url: str
+    url_id: str
+    doc_id: str | None
+    content_type: str | None
+    fetched_at: float
+    warc_file: str
+    warc_offset: int
+    warc_length: int
+    old_num: int | None  # the row of an earlier fetch of the same URL, to replace
+
+
+@dataclass(frozen=True, slots=True)
+class DocRow:
+    """One row of ``docs``."""
+
+    num: int
+    url_id: str
+    url: str
+    host: str
+    doc_id: str | None
+    fetched_at: float
+    kind: str
+    lang: str
+    title: str
+    words: int
+    simhash: int | None
+    group_id: int
+    indexed: bool
+
+
+_DOC_COLUMNS = (
+    "num, url_id, url, host, doc_id, fetched_at, kind, lang, title, words, simhash, "
+    "group_id, indexed"
+)
+
+
+def _signed(value: int) -> int:
+    # SQLite integers are signed 64-bit.
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _unsigned(value: int) -> int:
+    return value + (1 << 64) if value < 0 else value
+
+
+def _row(values: tuple[Any, ...]) -> DocRow:
+    fields = list(values)
+    fields[10] = None if fields[10] is None else _unsigned(int(fields[10]))
+    fields[12] = bool(fields[12])
+    return DocRow(*fields)
+
+
+class DocStore:
+    """The document store of one crawl folder; writable only while indexing."""
+
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self._path = path
+        if readonly and not path.exists():
+            raise IndexingError(f"no index at {path.parent}; run 'gossamer index' first")
+        try:
+            if readonly:
+                uri = f"{path.resolve().as_uri()}?mode=ro"
+                self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                # URI filenames on, so ATTACH in ``pending`` can open crawl.db read-only.
+                uri = path.resolve().as_uri()
+                self._conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                self._conn.execute("PRAGMA synchronous = NORMAL")
+                self._conn.executescript(_SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            raise IndexingError(f"cannot open document store {path}: {exc}") from exc
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> DocStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- indexing --------------------------------------------------------------------------
+
+    def pending(self, crawl_db: Path) -> list[PendingPage]:
+        """Pages of ``crawl_db`` not indexed yet, in WARC order (sequential reads)."""
+        with self._sqlite("read the crawl database"):
+            uri = f"{crawl_db.resolve().as_uri()}?mode=ro"
+            self._conn.execute("ATTACH DATABASE ? AS crawl", (uri,))
+            try:
+                rows = self._conn.execute(_PENDING).fetchall()
+            finally:
+                self._conn.execute("DETACH DATABASE crawl")
+        return [PendingPage(*row) for row in rows]
+
+    @property
+    def in_flight(self) -> bool:
+        """True when the last run stopped between the tantivy commit and ours."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (_IN_FLIGHT,)).fetchone()
+        return bool(row and row[0] == "1")
+
+    def set_in_flight(self, value: bool) -> None:
+        with self._sqlite("write"):
+            self._conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                (_IN_FLIGHT, "1" if value else "0"),
+            )
+
+    def begin(self) -> None:
+        self._conn.execute("BEGIN")
+
+    def commit(self) -> None:
+        with self._sqlite("write"):
+            self._conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+    def forget(self, num: int) -> None:
+        """Drop the row of an earlier fetch; its group keeps the number as its name."""
+        self._conn.execute("DELETE FROM docs WHERE num = ?", (num,))
+        self._conn.execute("DELETE FROM bands WHERE num = ?", (num,))
+
+    def add(
+        self,
+        *,
+        url_id: str,
+        url: str,
+        host: str,
+        doc_id: str | None,
+        fetched_at: float,
+        kind: str,
+        lang: str,
+        title: str,
+        words: int,
+        fingerprint: int | None,
+        indexed: bool,
+    ) -> DocRow:
+        """Insert a row, choosing its duplicate group; call between ``begin`` and ``commit``."""
+        group = self._group_of(doc_id, fingerprint) if indexed else None
+        cursor = self._conn.execute(
+            "INSERT INTO docs (url_id, url, host, doc_id, fetched_at, kind, lang, title, words,"
+            " simhash, group_id, indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+            (
+                url_id,
+                url,
+                host,
+                doc_id,
+                fetched_at,
+                kind,
+                lang,
+                title,
+                words,
+                None if fingerprint is None else _signed(fingerprint),
+                int(indexed),
+            ),
+        )
+        num = int(cursor.lastrowid or 0)
+        group = num if group is None else group
+        self._conn.execute("UPDATE docs SET group_id = ? WHERE num = ?", (group, num))
+        if indexed and fingerprint is not None:
+            self._conn.executemany(
+                "INSERT INTO bands (band, value, num) VALUES (?, ?, ?)",
+                [(band, value, num) for band, value in enumerate(bands(fingerprint))],
+            )
+        return DocRow(
+            num, url_id, url, host, doc_id, fetched_at, kind, lang, title, words,
+            fingerprint, group, indexed,
+        )  # fmt: skip
+
+    def _group_of(self, doc_id: str | None, fingerprint: int | None) -> int | None:
+        if doc_id is not None:
+            row = self._conn.execute(
+                "SELECT group_id FROM docs WHERE doc_id = ? AND indexed = 1 LIMIT 1", (doc_id,)
+            ).fetchone()
+            if row is not None:
+                return int(row[0])
+        if fingerprint is None:
+            return None
+        best: int | None = None
+        for band, value in enumerate(bands(fingerprint)):
+            for other, group in self._conn.execute(
+                "SELECT d.simhash, d.group_id FROM bands AS b JOIN docs AS d ON d.num = b.num"
+                " WHERE b.band = ? AND b.value = ?",
+                (band, value),
+            ):
+                if hamming(_unsigned(int(other)), fingerprint) <= MAX_DISTANCE:
+                    # The oldest group wins, so the answer does not depend on band order.
+                    best = int(group) if best is None else min(best, int(group))
+        return best
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def count(self) -> int:
+        return int(self._conn.execute("SELECT count(*) FROM docs WHERE indexed = 1").fetchone()[0])
+
+    def group_sizes(self) -> dict[int, int]:
+        """Sizes of the groups with more than one indexed page."""
+        sql = (
+            "SELECT group_id, count(*) FROM docs WHERE indexed = 1"
+            " GROUP BY group_id HAVING count(*) > 1"
+        )
+        return {int(g): int(n) for g, n in self._conn.execute(sql)}
+
+    def nums_and_urls(self) -> Iterator[tuple[int, str]]:
+        cursor = self._conn.execute("SELECT num, url FROM docs WHERE indexed = 1")
+        while rows := cursor.fetchmany(10_000):
+            yield from rows
+
+    def by_url(self, url: str) -> DocRow | None:
+        row = self._conn.execute(f"SELECT {_DOC_COLUMNS} FROM docs WHERE url = ?", (url,))
+        found = row.fetchone()
+        return None if found is None else _row(found)
+
+    def group_members(self, group_id: int, limit: int = 100) -> list[DocRow]:
+        rows = self._conn.execute(
+            f"SELECT {_DOC_COLUMNS} FROM docs WHERE group_id = ? AND indexed = 1"
+            " ORDER BY num LIMIT ?",
+            (group_id, limit),
+        )
+        return [_row(r) for r in rows]
+
+    @contextmanager
+    def _sqlite(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise IndexingError(f"cannot {action} ({self._path}): {exc}") from exc

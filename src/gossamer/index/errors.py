@@ -1,0 +1,9 @@
+"""The index stage's fault: a crawl folder, WARC record or index that cannot be used."""
+
+from gossamer.errors import GossamerError
+
+__all__ = ["IndexingError"]
+
+
+class IndexingError(GossamerError):
+    """The crawl cannot be indexed, or the index cannot be opened."""

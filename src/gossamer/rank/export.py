@@ -1,0 +1,146 @@
+"""Rank stage, output: the link graph and the ranks as Parquet files in ``DIR/rank``.
+
+Data flow: pagerank -> **export** -> search (``load_ranks``) and any other tool that reads
+Parquet (DuckDB, pandas, Spark). The graph is stored normalised, as ids plus a node table,
+so it stays small and joins back to ``crawl.db`` (``urls.id``):
+
+=====================  ==========================================================
+``url_ranks.parquet``  id, url, host, pagerank, in_links, out_links
+``url_edges.parquet``  src, dst (``urls.id``; self-links dropped)
+``host_ranks.parquet`` host, pagerank, urls, in_hosts, out_hosts
+``host_edges.parquet`` src, dst (host names), links (URL links behind the edge)
+``summary.json``       iterations, residual, damping, tolerance, sizes, seconds
+=====================  ==========================================================
+
+PageRank is stored as computed (summing to 1 over the graph).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from gossamer.rank.errors import RankError
+from gossamer.rank.graph import HostGraph, UrlGraph
+from gossamer.rank.pagerank import PageRankResult
+
+__all__ = ["RANK_DIR", "Ranks", "load_ranks", "write_ranks"]
+
+RANK_DIR = "rank"
+URL_RANKS = "url_ranks.parquet"
+URL_EDGES = "url_edges.parquet"
+HOST_RANKS = "host_ranks.parquet"
+HOST_EDGES = "host_edges.parquet"
+SUMMARY = "summary.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Ranks:
+    """PageRank looked up by URL and by host, for the search side."""
+
+    url_rank: dict[str, float]
+    host_rank: dict[str, float]
+    urls: int  # nodes of the URL graph, to turn a score into "times the average"
+    hosts: int
+    summary: dict[str, Any]
+
+    def of_url(self, url: str) -> float:
+        return self.url_rank.get(url, 0.0)
+
+    def of_host(self, host: str) -> float:
+        return self.host_rank.get(host, 0.0)
+
+
+def _write(table: pa.Table, path: Path) -> None:
+    try:
+        pq.write_table(table, path, compression="zstd")
+    except (OSError, pa.ArrowException) as exc:
+        raise RankError(f"cannot write {path}: {exc}") from exc
+
+
+def write_ranks(
+    out: Path,
+    *,
+    graph: UrlGraph,
+    url_result: PageRankResult,
+    hosts: HostGraph,
+    host_result: PageRankResult,
+    summary: dict[str, Any],
+) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RankError(f"cannot create {out}: {exc.strerror}") from exc
+    n = graph.nodes
+    _write(
+        pa.table(
+            {
+                "id": graph.ids,
+                "url": pa.array(graph.urls, type=pa.string()),
+                "host": pa.array([hosts.hosts[h] for h in hosts.host_of], type=pa.string()),
+                "pagerank": url_result.scores,
+                "in_links": np.bincount(graph.dst, minlength=n),
+                "out_links": np.bincount(graph.src, minlength=n),
+            }
+        ),
+        out / URL_RANKS,
+    )
+    _write(pa.table({"src": graph.ids[graph.src], "dst": graph.ids[graph.dst]}), out / URL_EDGES)
+    h = hosts.nodes
+    _write(
+        pa.table(
+            {
+                "host": pa.array(hosts.hosts, type=pa.string()),
+                "pagerank": host_result.scores,
+                "urls": np.bincount(hosts.host_of, minlength=h),
+                "in_hosts": np.bincount(hosts.dst, minlength=h),
+                "out_hosts": np.bincount(hosts.src, minlength=h),
+            }
+        ),
+        out / HOST_RANKS,
+    )
+    names = np.array(hosts.hosts, dtype=object)
+    _write(
+        pa.table(
+            {
+                "src": pa.array(names[hosts.src].tolist(), type=pa.string()),
+                "dst": pa.array(names[hosts.dst].tolist(), type=pa.string()),
+                "links": hosts.links,
+            }
+        ),
+        out / HOST_EDGES,
+    )
+    try:
+        (out / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise RankError(f"cannot write {out / SUMMARY}: {exc.strerror}") from exc
+
+
+def load_ranks(crawl_dir: Path) -> Ranks | None:
+    """The ranks saved by ``gossamer rank``, or None when it has not run."""
+    folder = crawl_dir / RANK_DIR
+    if not (folder / URL_RANKS).is_file():
+        return None
+    try:
+        urls = pq.read_table(folder / URL_RANKS, columns=["url", "pagerank"])
+        hosts = pq.read_table(folder / HOST_RANKS, columns=["host", "pagerank"])
+        summary = json.loads((folder / SUMMARY).read_text(encoding="utf-8"))
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        raise RankError(f"cannot read the ranks in {folder}: {exc}") from exc
+    url_names = [str(u) for u in urls.column("url").to_pylist()]
+    url_scores = [float(v or 0.0) for v in urls.column("pagerank").to_pylist()]
+    host_names = [str(h) for h in hosts.column("host").to_pylist()]
+    host_scores = [float(v or 0.0) for v in hosts.column("pagerank").to_pylist()]
+    return Ranks(
+        url_rank=dict(zip(url_names, url_scores, strict=True)),
+        host_rank=dict(zip(host_names, host_scores, strict=True)),
+        urls=len(url_names),
+        hosts=len(host_names),
+        summary=summary,
+    )

@@ -1,0 +1,120 @@
+"""Rank stage, input: the link graph of ``crawl.db`` as numpy edge arrays, per URL and per host.
+
+Data flow: store (crawl.db ``urls`` + ``links``) -> **graph** -> pagerank. Nodes are every
+row of ``urls``: crawled pages, and link targets that were never fetched, which become
+dangling nodes. Self-links are dropped: a page cannot vote for itself.
+
+The host graph has one node per host name (scheme and port ignored) and one edge per
+ordered pair of different hosts with at least one link between them. Counting each pair
+once, instead of weighting by the number of links, keeps a site that links to another
+from every page of a large template from outvoting a site that links once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import numpy as np
+import numpy.typing as npt
+
+from gossamer.rank.errors import RankError
+
+__all__ = ["HostGraph", "UrlGraph", "host_graph", "host_name", "load_url_graph"]
+
+_FETCH = 100_000
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class UrlGraph:
+    """Nodes ``0 .. n-1`` stand for ``urls.id`` values ``ids``; edges are node numbers."""
+
+    ids: npt.NDArray[np.int64]
+    urls: list[str]
+    src: npt.NDArray[np.int64]
+    dst: npt.NDArray[np.int64]
+
+    @property
+    def nodes(self) -> int:
+        return len(self.ids)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class HostGraph:
+    hosts: list[str]
+    host_of: npt.NDArray[np.int64]  # host number of each URL node
+    src: npt.NDArray[np.int64]
+    dst: npt.NDArray[np.int64]
+    links: npt.NDArray[np.int64]  # URL links behind each host edge
+
+    @property
+    def nodes(self) -> int:
+        return len(self.hosts)
+
+
+def host_name(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def _int_column(conn: sqlite3.Connection, sql: str, width: int) -> npt.NDArray[np.int64]:
+    cursor = conn.execute(sql)
+    parts: list[npt.NDArray[np.int64]] = []
+    while rows := cursor.fetchmany(_FETCH):
+        parts.append(np.array(rows, dtype=np.int64).reshape(-1, width))
+    if not parts:
+        return np.zeros((0, width), dtype=np.int64)
+    return np.concatenate(parts)
+
+
+def load_url_graph(crawl_db: Path) -> UrlGraph:
+    """Read ``urls`` and ``links`` from a crawl database (read-only)."""
+    if not crawl_db.is_file():
+        raise RankError(f"{crawl_db.parent} has no crawl.db; is it a crawl folder?")
+    try:
+        conn = sqlite3.connect(f"{crawl_db.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise RankError(f"cannot open {crawl_db}: {exc}") from exc
+    try:
+        urls: list[str] = []
+        ids: list[int] = []
+        for node_id, url in conn.execute("SELECT id, url FROM urls ORDER BY id"):
+            ids.append(node_id)
+            urls.append(url)
+        id_array = np.array(ids, dtype=np.int64)
+        edges = _int_column(conn, "SELECT src, dst FROM links WHERE src != dst", 2)
+    except sqlite3.Error as exc:
+        raise RankError(f"cannot read the link graph from {crawl_db}: {exc}") from exc
+    finally:
+        conn.close()
+    # ids are sorted, so a binary search maps each urls.id to its node number.
+    src = np.searchsorted(id_array, edges[:, 0]).astype(np.int64)
+    dst = np.searchsorted(id_array, edges[:, 1]).astype(np.int64)
+    return UrlGraph(id_array, urls, src, dst)
+
+
+def host_graph(graph: UrlGraph) -> HostGraph:
+    numbers: dict[str, int] = {}
+    host_of = np.fromiter(
+        (numbers.setdefault(host_name(url), len(numbers)) for url in graph.urls),
+        dtype=np.int64,
+        count=graph.nodes,
+    )
+    hosts = list(numbers)
+    h_src = host_of[graph.src]
+    h_dst = host_of[graph.dst]
+    between = h_src != h_dst
+    keys = h_src[between] * max(len(hosts), 1) + h_dst[between]
+    pairs, counts = np.unique(keys, return_counts=True)
+    width = max(len(hosts), 1)
+    return HostGraph(
+        hosts=hosts,
+        host_of=host_of,
+        src=(pairs // width).astype(np.int64),
+        dst=(pairs % width).astype(np.int64),
+        links=counts.astype(np.int64),
+    )

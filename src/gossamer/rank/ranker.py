@@ -1,0 +1,129 @@
+"""Rank stage, driver: ``gossamer rank DIR`` computes PageRank per URL and per host.
+
+Data flow: crawl.db -> graph -> pagerank (twice) -> export to ``DIR/rank``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from gossamer.rank.export import RANK_DIR, write_ranks
+from gossamer.rank.graph import host_graph, load_url_graph
+from gossamer.rank.pagerank import DAMPING, TOLERANCE, PageRankResult, pagerank
+
+__all__ = ["LevelReport", "RankReport", "rank_crawl"]
+
+
+@dataclass(frozen=True, slots=True)
+class LevelReport:
+    """How PageRank went at one level (URLs or hosts)."""
+
+    nodes: int
+    edges: int
+    iterations: int
+    residual: float
+    converged: bool
+    seconds: float
+    top: tuple[tuple[str, float], ...]  # the best nodes with their score x nodes
+
+    def line(self, name: str) -> str:
+        state = "converged" if self.converged else "NOT converged"
+        return (
+            f"{name}: {self.nodes} nodes, {self.edges} edges, {self.iterations} iterations,"
+            f" {state} (L1 change {self.residual:.2e}), {self.seconds:.2f} s"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RankReport:
+    urls: LevelReport
+    hosts: LevelReport
+    damping: float
+    tolerance: float
+    out: Path
+
+    def summary(self) -> str:
+        lines = [
+            f"PageRank, damping {self.damping}, tolerance {self.tolerance:g} (L1)",
+            self.urls.line("URL level "),
+            self.hosts.line("host level"),
+            "top hosts (score x number of hosts):",
+            *(f"  {score:8.3f}  {name}" for name, score in self.hosts.top),
+            "top URLs (score x number of URLs):",
+            *(f"  {score:8.3f}  {name}" for name, score in self.urls.top),
+            f"written to {self.out}",
+        ]
+        return "\n".join(lines)
+
+
+def _top(names: list[str], result: PageRankResult, count: int) -> tuple[tuple[str, float], ...]:
+    order = result.scores.argsort()[::-1][:count]
+    n = len(names)
+    return tuple((names[i], float(result.scores[i]) * n) for i in order)
+
+
+def _level(
+    names: list[str], edges: int, result: PageRankResult, seconds: float, top: int
+) -> LevelReport:
+    return LevelReport(
+        nodes=len(names),
+        edges=edges,
+        iterations=result.iterations,
+        residual=result.residual,
+        converged=result.converged,
+        seconds=seconds,
+        top=_top(names, result, top),
+    )
+
+
+def rank_crawl(
+    crawl_dir: Path,
+    *,
+    damping: float = DAMPING,
+    tolerance: float = TOLERANCE,
+    top: int = 5,
+) -> RankReport:
+    """Compute and save URL and host PageRank for a crawl folder."""
+    started = time.perf_counter()
+    graph = load_url_graph(crawl_dir / "crawl.db")
+    url_result = pagerank(graph.src, graph.dst, graph.nodes, damping=damping, tolerance=tolerance)
+    url_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    hosts = host_graph(graph)
+    host_result = pagerank(hosts.src, hosts.dst, hosts.nodes, damping=damping, tolerance=tolerance)
+    host_seconds = time.perf_counter() - started
+    urls = _level(graph.urls, len(graph.src), url_result, url_seconds, top)
+    host_level = _level(hosts.hosts, len(hosts.src), host_result, host_seconds, top)
+    out = crawl_dir / RANK_DIR
+    summary = {
+        "damping": damping,
+        "tolerance": tolerance,
+        "norm": "L1",
+        "url": {
+            "nodes": urls.nodes,
+            "edges": urls.edges,
+            "iterations": urls.iterations,
+            "residual": urls.residual,
+            "converged": urls.converged,
+            "seconds": round(urls.seconds, 4),
+        },
+        "host": {
+            "nodes": host_level.nodes,
+            "edges": host_level.edges,
+            "iterations": host_level.iterations,
+            "residual": host_level.residual,
+            "converged": host_level.converged,
+            "seconds": round(host_level.seconds, 4),
+        },
+    }
+    write_ranks(
+        out,
+        graph=graph,
+        url_result=url_result,
+        hosts=hosts,
+        host_result=host_result,
+        summary=summary,
+    )
+    return RankReport(urls, host_level, damping, tolerance, out)

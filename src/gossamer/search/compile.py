@@ -1,0 +1,128 @@
+"""Search side, translation: a parsed query becomes tantivy queries.
+
+Data flow: query -> **compile** -> engine. Query words go through the same analyzer as the
+documents (stopwords out, Porter stems), so "Running" finds "runs"; a query word that is a
+stopword disappears, and a word the analyzer splits ("e-mail") becomes a phrase.
+
+Every word is searched in every text field with that field's boost, and the per-field
+BM25 scores add up, as tantivy's own query parser does. Three queries come out:
+
+* ``strict``: every word and phrase required (what the user sees first);
+* ``loose``: any of them, for when the strict one finds nothing;
+* ``title_clauses``: each word or phrase in the title alone, to count title matches for
+  the tiers.
+
+Both ``strict`` and ``loose`` carry the filters: excluded terms, ``site:`` and language.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import tantivy
+
+from gossamer.index import Fields
+from gossamer.search.query import ParsedQuery, QueryTerm
+from gossamer.search.ranking import RankingWeights
+
+__all__ = ["CompiledQuery", "compile_query"]
+
+Must, Should, MustNot = tantivy.Occur.Must, tantivy.Occur.Should, tantivy.Occur.MustNot
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CompiledQuery:
+    strict: tantivy.Query
+    loose: tantivy.Query | None  # None when there is at most one required term
+    title_clauses: tuple[tantivy.Query, ...]
+    terms: int  # required words and phrases that survived analysis
+    empty: bool = False  # nothing to search for: only stopwords, or no words at all
+
+
+class _Compiler:
+    def __init__(
+        self, schema: tantivy.Schema, analyzer: tantivy.TextAnalyzer, weights: RankingWeights
+    ) -> None:
+        self._schema = schema
+        self._analyzer = analyzer
+        self._boosts = {
+            Fields.TITLE: weights.title_boost,
+            Fields.HEADINGS: weights.headings_boost,
+            Fields.DESCRIPTION: weights.description_boost,
+            Fields.BODY: weights.body_boost,
+            Fields.URL_WORDS: weights.url_boost,
+        }
+
+    def tokens(self, text: str) -> list[tuple[int, str]]:
+        tokens = self._analyzer.pre_tokenize(text).tokens
+        if not tokens:
+            return []
+        first = tokens[0].position
+        return [(t.position - first, t.text) for t in tokens]
+
+    def field_query(self, field: str, tokens: list[tuple[int, str]]) -> tantivy.Query:
+        if len(tokens) == 1:
+            return tantivy.Query.term_query(self._schema, field, tokens[0][1])
+        return tantivy.Query.phrase_query(self._schema, field, list(tokens))
+
+    def clause(self, term: QueryTerm) -> tantivy.Query | None:
+        """The term in any text field, or None when analysis leaves nothing of it."""
+        tokens = self.tokens(term.text)
+        if not tokens:
+            return None
+        fields = [
+            (Should, tantivy.Query.boost_query(self.field_query(f, tokens), boost))
+            for f, boost in self._boosts.items()
+            if boost > 0 and (len(tokens) == 1 or f != Fields.URL_WORDS)
+        ]
+        return tantivy.Query.boolean_query(fields)
+
+    def title_clause(self, term: QueryTerm) -> tantivy.Query | None:
+        tokens = self.tokens(term.text)
+        return self.field_query(Fields.TITLE, tokens) if tokens else None
+
+    def raw(self, field: str, value: str) -> tantivy.Query:
+        return tantivy.Query.term_query(self._schema, field, value)
+
+
+def compile_query(
+    parsed: ParsedQuery,
+    schema: tantivy.Schema,
+    analyzer: tantivy.TextAnalyzer,
+    weights: RankingWeights,
+    *,
+    language: str | None = None,
+) -> CompiledQuery:
+    """Translate ``parsed``; ``language`` (e.g. "en") keeps only pages detected as such."""
+    compiler = _Compiler(schema, analyzer, weights)
+    required: list[tantivy.Query] = []
+    titles: list[tantivy.Query] = []
+    for term in parsed.include:
+        clause = compiler.clause(term)
+        title = compiler.title_clause(term)
+        if clause is not None and title is not None:
+            required.append(clause)
+            titles.append(title)
+    filters: list[tuple[tantivy.Occur, tantivy.Query]] = []
+    for term in parsed.exclude:
+        clause = compiler.clause(term)
+        if clause is not None:
+            filters.append((MustNot, clause))
+    if parsed.sites:
+        sites = [(Should, compiler.raw(Fields.SITE, s)) for s in parsed.sites]
+        filters.append((Must, tantivy.Query.boolean_query(sites)))
+    filters += [(MustNot, compiler.raw(Fields.SITE, s)) for s in parsed.exclude_sites]
+    if language:
+        filters.append((Must, compiler.raw(Fields.LANG, language)))
+    if not required:
+        # site: alone lists the site; a boolean query needs a positive clause to match.
+        base = [(Must, tantivy.Query.all_query())] if parsed.sites else []
+        if not base:
+            return CompiledQuery(tantivy.Query.empty_query(), None, (), 0, empty=True)
+        return CompiledQuery(tantivy.Query.boolean_query(base + filters), None, (), 0)
+    strict = tantivy.Query.boolean_query([(Must, q) for q in required] + filters)
+    loose = None
+    if len(required) > 1:
+        anything = tantivy.Query.boolean_query([(Should, q) for q in required])
+        loose = tantivy.Query.boolean_query([(Must, anything), *filters])
+    return CompiledQuery(strict, loose, tuple(titles), len(required))

@@ -1,0 +1,261 @@
+"""Search side, core: answer a query over one crawl folder's index and ranks.
+
+Data flow: query -> compile -> **engine** (tantivy BM25 candidates, PageRank, title tiers,
+duplicate folding) -> results. An engine is opened once (the web server keeps one) and
+holds the tantivy searcher, the document store and per-document rank arrays, so a query
+costs a few tantivy searches plus numpy over at most ``weights.candidates`` hits.
+
+Ranks join documents by URL once, at open time: ``num`` (a document's row in the store and
+a fast field in tantivy) indexes numpy arrays of scaled PageRank, so scoring a candidate
+reads two fast fields and no stored document. Only the 30 shown are loaded in full.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+import tantivy
+
+from gossamer.index import DOCSTORE_FILE, INDEX_DIR, DocStore, Fields, open_index
+from gossamer.rank import Ranks, host_name, load_ranks
+from gossamer.search.compile import CompiledQuery, compile_query
+from gossamer.search.errors import SearchError
+from gossamer.search.query import parse_query
+from gossamer.search.ranking import Candidate, Ordered, RankingWeights, log_scaled, order_candidates
+from gossamer.search.results import HitScores, SearchHit, SearchPage, Snippet
+
+__all__ = ["PER_PAGE", "SearchEngine"]
+
+PER_PAGE = 30
+MAX_PAGE = 1000
+_SNIPPET_CHARS = 240
+_MUST = tantivy.Occur.Must
+_Key = tuple[int, int]  # (segment, doc) of a tantivy DocAddress, which is not hashable
+
+
+def _key(address: tantivy.DocAddress) -> _Key:
+    return (address.segment_ord, address.doc)
+
+
+class SearchEngine:
+    """Searches one crawl folder; open it once and ask many queries."""
+
+    def __init__(self, crawl_dir: Path, weights: RankingWeights | None = None) -> None:
+        self.crawl_dir = crawl_dir
+        self.weights = weights or RankingWeights()
+        self.weights.validate()
+        handle = open_index(crawl_dir, create=False)
+        self._schema = handle.schema
+        self._analyzer = handle.analyzer
+        self._searcher = handle.index.searcher()
+        self.store = DocStore(crawl_dir / INDEX_DIR / DOCSTORE_FILE, readonly=True)
+        self._group_sizes = self.store.group_sizes()
+        self.ranks: Ranks | None = load_ranks(crawl_dir)
+        self._pagerank, self._host_rank = self._rank_arrays()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> SearchEngine:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def documents(self) -> int:
+        return int(self._searcher.num_docs)
+
+    def _rank_arrays(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        nums_urls = list(self.store.nums_and_urls())
+        size = max((num for num, _ in nums_urls), default=0) + 1
+        page_rank = np.zeros(size)
+        host_rank = np.zeros(size)
+        ranks = self.ranks
+        if ranks is None:
+            return page_rank, host_rank
+        nums = np.fromiter((num for num, _ in nums_urls), dtype=np.int64, count=len(nums_urls))
+        raw_pr = np.fromiter((ranks.of_url(u) for _, u in nums_urls), dtype=np.float64)
+        raw_hr = np.fromiter((ranks.of_host(host_name(u)) for _, u in nums_urls), dtype=np.float64)
+        page_rank[nums] = log_scaled(raw_pr, ranks.urls)
+        host_rank[nums] = log_scaled(raw_hr, ranks.hosts)
+        return page_rank, host_rank
+
+    def search(
+        self, text: str, *, page: int = 1, language: str | None = None, per_page: int = PER_PAGE
+    ) -> SearchPage:
+        """Page ``page`` (from 1) of the results for ``text``; ``language`` filters, e.g. "en"."""
+        if not 1 <= page <= MAX_PAGE:
+            raise SearchError(f"page must be between 1 and {MAX_PAGE}")
+        started = time.perf_counter()
+        parsed = parse_query(text)
+        compiled = compile_query(
+            parsed, self._schema, self._analyzer, self.weights, language=language
+        )
+        hits: list[tuple[float, tantivy.DocAddress]] = []
+        matched, count = "none", 0
+        if not compiled.empty:
+            matched = "all"
+            hits, count = self._run(compiled.strict)
+            if not hits and compiled.loose is not None:
+                matched = "any"
+                hits, count = self._run(compiled.loose)
+            if not hits:
+                matched = "none"
+        base = compiled.strict if matched == "all" else compiled.loose
+        ordered = self._order(hits, compiled, base)
+        start = (page - 1) * per_page
+        shown = ordered[start : start + per_page]
+        snippets = (
+            tantivy.SnippetGenerator.create(self._searcher, base, self._schema, Fields.BODY)
+            if shown and base is not None
+            else None
+        )
+        if snippets is not None:
+            snippets.set_max_num_chars(_SNIPPET_CHARS)
+        page_hits = tuple(
+            self._hit(start + i + 1, hits[item.candidate.key][1], item, snippets)
+            for i, item in enumerate(shown)
+        )
+        return SearchPage(
+            query=text,
+            understood=str(parsed),
+            page=page,
+            per_page=per_page,
+            matches=count,
+            results=len(ordered),
+            hits=page_hits,
+            matched=matched,
+            language=language,
+            pagerank_used=self.ranks is not None,
+            seconds=time.perf_counter() - started,
+        )
+
+    def scores_for(self, url: str, text: str, language: str | None = None) -> HitScores | None:
+        """How ``url`` scores for the query ``text``; None when it does not match."""
+        compiled = compile_query(
+            parse_query(text), self._schema, self._analyzer, self.weights, language=language
+        )
+        if compiled.empty:
+            return None
+        only = tantivy.Query.term_query(self._schema, Fields.URL, url)
+        for base in (compiled.strict, compiled.loose):
+            if base is None:
+                continue
+            query = tantivy.Query.boolean_query([(_MUST, base), (_MUST, only)])
+            found = self._searcher.search(query, 1, count=False).hits
+            if not found:
+                continue
+            best = self._searcher.search(base, 1, count=False).hits
+            score = float(found[0][0])
+            item = self._order([(score, found[0][1])], compiled, query)[0]
+            c, w = item.candidate, self.weights
+            text_score = score / max(float(best[0][0]) if best else score, score, 1e-9)
+            ranks = self.ranks
+            return HitScores(
+                bm25=score,
+                text=text_score,
+                pagerank=ranks.of_url(url) if ranks else 0.0,
+                pagerank_scaled=c.pagerank,
+                host_rank=ranks.of_host(host_name(url)) if ranks else 0.0,
+                host_rank_scaled=c.host_rank,
+                blended=w.text * text_score + w.pagerank * c.pagerank + w.host_rank * c.host_rank,
+                tier=item.tier,
+            )
+        return None
+
+    def _run(self, query: tantivy.Query) -> tuple[list[tuple[float, tantivy.DocAddress]], int]:
+        result = self._searcher.search(query, self.weights.candidates, count=True)
+        count = cast(int | None, getattr(result, "count", None))
+        hits = [(float(score), address) for score, address in result.hits]
+        return hits, count if count is not None else len(hits)
+
+    def _order(
+        self,
+        hits: list[tuple[float, tantivy.DocAddress]],
+        compiled: CompiledQuery,
+        base: tantivy.Query | None,
+    ) -> list[Ordered]:
+        if not hits:
+            return []
+        addresses = [address for _, address in hits]
+        nums = np.array(self._searcher.fast_field_values(Fields.NUM, addresses), dtype=np.int64)
+        groups = self._searcher.fast_field_values(Fields.GROUP, addresses)
+        in_title = self._title_matches(compiled, base, len(hits))
+        nums = np.clip(nums, 0, len(self._pagerank) - 1)
+        page_rank = self._pagerank[nums]
+        host_rank = self._host_rank[nums]
+        candidates = [
+            Candidate(
+                key=i,
+                bm25=score,
+                pagerank=float(page_rank[i]),
+                host_rank=float(host_rank[i]),
+                title_terms=in_title.get(_key(address), 0),
+                group=int(groups[i] or 0),
+            )
+            for i, (score, address) in enumerate(hits)
+        ]
+        return order_candidates(candidates, compiled.terms, self.weights)
+
+    def _title_matches(
+        self, compiled: CompiledQuery, base: tantivy.Query | None, limit: int
+    ) -> dict[_Key, int]:
+        counts: dict[_Key, int] = {}
+        if base is None or not self.weights.title_tiers:
+            return counts
+        for clause in compiled.title_clauses:
+            query = tantivy.Query.boolean_query([(_MUST, base), (_MUST, clause)])
+            for _, address in self._searcher.search(query, limit, count=False).hits:
+                counts[_key(address)] = counts.get(_key(address), 0) + 1
+        return counts
+
+    def _hit(
+        self,
+        position: int,
+        address: tantivy.DocAddress,
+        item: Ordered,
+        snippets: tantivy.SnippetGenerator | None,
+    ) -> SearchHit:
+        doc = self._searcher.doc(address)
+        url = str(doc.get_first(Fields.URL) or "")
+        body = str(doc.get_first(Fields.BODY) or "")
+        snippet = Snippet("")
+        if snippets is not None:
+            found = snippets.snippet_from_doc(doc)
+            ranges = [(r.start, r.end) for r in found.highlighted()]
+            if found.fragment():
+                snippet = Snippet.from_bytes_ranges(found.fragment(), ranges)
+        if not snippet.text:
+            description = str(doc.get_first(Fields.DESCRIPTION) or "")
+            snippet = Snippet((description or body)[:_SNIPPET_CHARS])
+        crawled: Any = doc.get_first(Fields.CRAWLED)
+        ranks = self.ranks
+        host = str(doc.get_first(Fields.HOST) or "")
+        c = item.candidate
+        return SearchHit(
+            position=position,
+            url=url,
+            title=str(doc.get_first(Fields.TITLE) or ""),
+            host=host,
+            snippet=snippet,
+            kind=str(doc.get_first(Fields.CONTENT_TYPE) or ""),
+            lang=str(doc.get_first(Fields.LANG) or ""),
+            crawled=crawled.isoformat() if crawled is not None else "",
+            scores=HitScores(
+                bm25=c.bm25,
+                text=item.text,
+                pagerank=ranks.of_url(url) if ranks else 0.0,
+                pagerank_scaled=c.pagerank,
+                host_rank=ranks.of_host(host) if ranks else 0.0,
+                host_rank_scaled=c.host_rank,
+                blended=item.score,
+                tier=item.tier,
+            ),
+            duplicates=max(0, self._group_sizes.get(c.group, 1) - 1),
+            group=c.group,
+        )

@@ -1,0 +1,9 @@
+"""The search side's fault: a query or request that cannot be answered as given."""
+
+from gossamer.errors import GossamerError
+
+__all__ = ["SearchError"]
+
+
+class SearchError(GossamerError):
+    """A search, page-info or cached-copy request is invalid or cannot be served."""

@@ -1,0 +1,69 @@
+"""Search side, terminal output: a page of results as text or JSON for ``gossamer search``.
+
+Data flow: engine -> results -> **output** -> stdout. Titles, URLs and snippets come from
+crawled pages, so control characters are removed before they reach a terminal: an escape
+sequence in a page title must not be able to repaint or retitle the user's terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+from gossamer.search.results import SearchHit, SearchPage
+
+__all__ = ["format_json", "format_text", "printable"]
+
+_BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
+
+
+def printable(text: str) -> str:
+    """``text`` without control or format characters (C0, C1, bidi overrides, ...)."""
+    return "".join(
+        " " if ch in "\t\n\r" else ch
+        for ch in text
+        if ch in "\t\n\r" or unicodedata.category(ch) not in {"Cc", "Cf"}
+    )
+
+
+def _snippet(hit: SearchHit, color: bool) -> str:
+    if not color:
+        return printable(hit.snippet.text)
+    return "".join(
+        f"{_BOLD}{printable(piece)}{_RESET}" if marked else printable(piece)
+        for piece, marked in hit.snippet.parts()
+    )
+
+
+def format_text(result: SearchPage, *, color: bool = False) -> str:
+    lines: list[str] = []
+    if result.matched == "none":
+        lines.append(f"No results for {printable(result.query)!r}.")
+        return "\n".join(lines)
+    if result.matched == "any":
+        lines.append("No page has every term; showing pages with some of them.")
+    lines.append(
+        f"{result.matches} matches, {result.results} results after folding duplicates"
+        f" ({result.seconds * 1000:.1f} ms) - page {result.page} of {result.pages}"
+    )
+    if not result.pagerank_used:
+        lines.append("(no PageRank yet: run 'gossamer rank' to blend it in)")
+    for hit in result.hits:
+        title = printable(hit.title) or "(no title)"
+        lines.append("")
+        lines.append(f"{hit.position:3d}. {_BOLD + title + _RESET if color else title}")
+        lines.append(f"     {printable(hit.url)}")
+        if hit.snippet.text:
+            lines.append(f"     {_snippet(hit, color)}")
+        s = hit.scores
+        extra = f" - {hit.duplicates} other pages with the same content" if hit.duplicates else ""
+        detail = (
+            f"     score {s.blended:.3f} (bm25 {s.bm25:.2f}, pagerank {s.pagerank_scaled:.2f},"
+            f" title tier {s.tier}){extra}"
+        )
+        lines.append(f"{_DIM}{detail}{_RESET}" if color else detail)
+    return "\n".join(lines)
+
+
+def format_json(result: SearchPage) -> str:
+    return json.dumps(result.to_json(), ensure_ascii=False, indent=2)

@@ -1,0 +1,185 @@
+"""Web UI, server: the aiohttp application behind ``gossamer serve``.
+
+Data flow: browser -> **app** (routes, parameter checks, security headers) -> search
+engine, page info, cached copies -> pages -> browser.
+
+Two policies keep crawled content inert. Our own pages carry no script at all, and their
+Content-Security-Policy says so (``default-src 'none'``): if escaping ever failed, the
+browser would still refuse to run what slipped through. Cached copies are served on
+``/cached/raw`` under a stricter policy with the ``sandbox`` directive, which puts the
+document in a unique opaque origin with scripts, forms and popups disabled, even when
+opened directly rather than through the sandboxed iframe of ``/cached``; ``default-src
+'none'`` also stops it loading anything from the network (no tracking pixels, no
+stylesheets from the live site), allowing only inline styles and ``data:`` images.
+
+Queries take milliseconds, so handlers call the engine directly on the event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from aiohttp import web
+
+from gossamer.errors import GossamerError
+from gossamer.index import WarcReader
+from gossamer.search.engine import MAX_PAGE, SearchEngine
+from gossamer.search.errors import SearchError
+from gossamer.search.info import CrawlRecords, page_info
+from gossamer.search.query import MAX_QUERY_CHARS
+from gossamer.search.ranking import RankingWeights
+from gossamer.web.cached import load_cached
+from gossamer.web.pages import cached_page, error_page, home_page, info_page, results_page
+from gossamer.web.render import STYLE, local
+
+__all__ = ["CACHED_POLICY", "PAGE_POLICY", "make_app", "serve"]
+
+log = logging.getLogger(__name__)
+
+PAGE_POLICY = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+CACHED_POLICY = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    "form-action 'none'; base-uri 'none'; frame-ancestors 'self'; sandbox"
+)
+_MAX_URL_CHARS = 8192
+
+ENGINE = web.AppKey("engine", SearchEngine)
+RECORDS = web.AppKey("records", CrawlRecords)
+READER = web.AppKey("reader", WarcReader)
+ENGLISH = web.AppKey("english", bool)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def _security_headers(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        response = await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        response = _html(error_page(exc.reason, exc.text or exc.reason), status=exc.status)
+    except SearchError as exc:
+        response = _html(error_page("Bad request", str(exc)), status=400)
+    headers = response.headers
+    headers.setdefault("Content-Security-Policy", PAGE_POLICY)
+    headers.setdefault("X-Frame-Options", "DENY")
+    headers["X-Content-Type-Options"] = "nosniff"
+    headers["Referrer-Policy"] = "no-referrer"
+    headers.setdefault("Cache-Control", "no-store")
+    return response
+
+
+def _html(text: str, status: int = 200) -> web.Response:
+    return web.Response(text=text, status=status, content_type="text/html", charset="utf-8")
+
+
+def _param(request: web.Request, name: str, limit: int) -> str:
+    value = request.query.get(name, "")
+    if len(value) > limit:
+        raise SearchError(f"the {name} parameter is too long")
+    return value
+
+
+def _english(request: web.Request) -> bool:
+    return request.query.get("lang") == "en" or request.app[ENGLISH]
+
+
+async def _home(request: web.Request) -> web.StreamResponse:
+    if request.query.get("q"):
+        return await _search(request)
+    return _html(home_page(request.app[ENGINE].documents))
+
+
+async def _search(request: web.Request) -> web.StreamResponse:
+    query = _param(request, "q", MAX_QUERY_CHARS)
+    page_text = request.query.get("page", "1")
+    if not page_text.isdigit() or not 1 <= int(page_text) <= MAX_PAGE:
+        raise SearchError(f"page must be a number from 1 to {MAX_PAGE}")
+    english = _english(request)
+    result = request.app[ENGINE].search(
+        query, page=int(page_text), language="en" if english else None
+    )
+    return _html(results_page(result, english))
+
+
+async def _info(request: web.Request) -> web.StreamResponse:
+    url = _param(request, "url", _MAX_URL_CHARS)
+    query = _param(request, "q", MAX_QUERY_CHARS)
+    info = page_info(request.app[ENGINE], request.app[RECORDS], url, query)
+    if info is None:
+        return _html(error_page("Not found", "This URL is not in the crawl."), status=404)
+    return _html(info_page(info, _english(request)))
+
+
+async def _cached(request: web.Request) -> web.StreamResponse:
+    url = _param(request, "url", _MAX_URL_CHARS)
+    copy = load_cached(request.app[RECORDS], request.app[READER], url)
+    if copy is None:
+        return _html(error_page("Not found", "No archived copy of this URL."), status=404)
+    return _html(cached_page(url, copy.crawled, local("/cached/raw", url=url)))
+
+
+async def _cached_raw(request: web.Request) -> web.StreamResponse:
+    url = _param(request, "url", _MAX_URL_CHARS)
+    copy = load_cached(request.app[RECORDS], request.app[READER], url)
+    if copy is None:
+        raise web.HTTPNotFound(text="No archived copy of this URL.")
+    response = web.Response(body=copy.body, headers={"Content-Type": copy.content_type})
+    response.headers["Content-Security-Policy"] = CACHED_POLICY
+    response.headers["X-Frame-Options"] = "SAMEORIGIN"
+    return response
+
+
+async def _style(request: web.Request) -> web.StreamResponse:
+    return web.Response(text=STYLE, content_type="text/css", charset="utf-8")
+
+
+async def _close(app: web.Application) -> None:
+    app[ENGINE].close()
+    app[RECORDS].close()
+    app[READER].close()
+
+
+def make_app(
+    crawl_dir: Path, *, weights: RankingWeights | None = None, english: bool = False
+) -> web.Application:
+    """The web UI for one crawl folder; opens the index now, so a missing one fails early."""
+    engine = SearchEngine(crawl_dir, weights)
+    app = web.Application(middlewares=[_security_headers])
+    app[ENGINE] = engine
+    app[RECORDS] = CrawlRecords(crawl_dir / "crawl.db")
+    app[READER] = WarcReader(crawl_dir / "warc")
+    app[ENGLISH] = english
+    app.on_cleanup.append(_close)
+    app.router.add_get("/", _home)
+    app.router.add_get("/search", _search)
+    app.router.add_get("/info", _info)
+    app.router.add_get("/cached", _cached)
+    app.router.add_get("/cached/raw", _cached_raw)
+    app.router.add_get("/style.css", _style)
+    return app
+
+
+def serve(
+    crawl_dir: Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    weights: RankingWeights | None = None,
+    english: bool = False,
+) -> int:
+    """Run the web UI until interrupted (``gossamer serve``)."""
+    app = make_app(crawl_dir, weights=weights, english=english)
+    if host not in {"127.0.0.1", "localhost", "::1"}:
+        log.warning("serving on %s: anyone who can reach it can read the crawl", host)
+    try:
+        web.run_app(app, host=host, port=port, print=None, handle_signals=True)
+    except OSError as exc:
+        raise GossamerError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    return 0

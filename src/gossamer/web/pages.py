@@ -1,0 +1,195 @@
+"""Web UI, pages: search results, page info, the cached-copy frame, errors.
+
+Data flow: handlers (``app``) -> **pages** -> HTML. Each function takes values from the
+search side and returns a whole document; every crawled string goes through ``esc``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from gossamer.index import DocRow
+from gossamer.search.info import PageInfo
+from gossamer.search.results import SearchHit, SearchPage
+from gossamer.web.render import esc, layout, local, outbound
+
+__all__ = ["cached_page", "error_page", "home_page", "info_page", "results_page"]
+
+_PAGE_LINKS = 5  # page numbers shown on each side of the current one
+
+
+def home_page(documents: int) -> str:
+    body = (
+        f'<p class="note">Search {documents} pages. Operators: <code>"exact phrase"</code>, '
+        "<code>-word</code>, <code>site:example.org</code>.</p>"
+    )
+    return layout("Search", body)
+
+
+def error_page(title: str, message: str, *, query: str = "") -> str:
+    return layout(title, f"<h1>{esc(title)}</h1><p>{esc(message)}</p>", query=query)
+
+
+def _snippet(hit: SearchHit) -> str:
+    return "".join(
+        f"<mark>{esc(piece)}</mark>" if marked else esc(piece)
+        for piece, marked in hit.snippet.parts()
+    )
+
+
+def _result(hit: SearchHit, query: str, english: bool) -> str:
+    title = hit.title or hit.url
+    lang = "en" if english else None
+    more = ""
+    if hit.duplicates:
+        noun = "page" if hit.duplicates == 1 else "pages"
+        target = local("/info", url=hit.url, q=query, lang=lang)
+        more = f'<a href="{target}#same">{hit.duplicates} other {noun} with the same content</a>'
+    kind = ' <span class="note">[PDF]</span>' if hit.kind == "pdf" else ""
+    return (
+        '<article class="result">'
+        f"<h3>{outbound(hit.url, title)}{kind}</h3>"
+        f'<div class="url">{esc(hit.url)}</div>'
+        f'<p class="snippet">{_snippet(hit)}</p>'
+        '<div class="actions">'
+        f'<a href="{local("/cached", url=hit.url)}">cached</a>'
+        f'<a href="{local("/info", url=hit.url, q=query, lang=lang)}">page info</a>'
+        f"{more}</div></article>"
+    )
+
+
+def _pagination(result: SearchPage, english: bool) -> str:
+    if result.pages <= 1:
+        return ""
+    lang = "en" if english else None
+    links = []
+    current = result.page
+    if current > 1:
+        links.append(f'<a href="{local("/search", q=result.query, page=current - 1, lang=lang)}"'
+                     ' rel="prev">Previous</a>')  # fmt: skip
+    low, high = max(1, current - _PAGE_LINKS), min(result.pages, current + _PAGE_LINKS)
+    for number in range(low, high + 1):
+        if number == current:
+            links.append(f'<span class="current" aria-current="page">{number}</span>')
+        else:
+            target = local("/search", q=result.query, page=number, lang=lang)
+            links.append(f'<a href="{target}">{number}</a>')
+    if current < result.pages:
+        links.append(f'<a href="{local("/search", q=result.query, page=current + 1, lang=lang)}"'
+                     ' rel="next">Next</a>')  # fmt: skip
+    return f'<nav class="pages" aria-label="Result pages">{"".join(links)}</nav>'
+
+
+def results_page(result: SearchPage, english: bool) -> str:
+    query = result.query
+    if result.matched == "none":
+        body = f'<p class="stats">No results for <b>{esc(query)}</b>.</p>'
+        return layout(query or "Search", body, query=query, english=english)
+    parts = []
+    if result.matched == "any":
+        parts.append('<p class="note">No page has every term; these have some of them.</p>')
+    parts.append(
+        f'<p class="stats">{result.matches} matches, {result.results} results'
+        f" ({result.seconds * 1000:.0f} ms) - page {result.page} of {result.pages}</p>"
+    )
+    for host, hits in result.by_host():
+        rendered = "".join(_result(hit, query, english) for hit in hits)
+        parts.append(f'<section class="host"><h2>{esc(host)}</h2>{rendered}</section>')
+    parts.append(_pagination(result, english))
+    return layout(query, "".join(parts), query=query, english=english)
+
+
+def _when(epoch: float | None) -> str:
+    if epoch is None:
+        return ""
+    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def cached_page(url: str, crawled: str, raw_link: str) -> str:
+    """The frame around a cached copy; the copy itself loads sandboxed from ``raw_link``."""
+    body = (
+        '<div class="cached-bar">This is Gossamer\'s copy of '
+        f"{outbound(url, url)} as it was crawled on <time>{esc(crawled)}</time>. "
+        f'Scripts are disabled. <a href="{local("/info", url=url)}">Page info</a></div>'
+        # An empty sandbox attribute: no scripts, no forms, no popups, a unique origin.
+        f'<iframe class="cached" sandbox="" referrerpolicy="no-referrer" src="{raw_link}"'
+        f' title="cached copy"></iframe>'
+    )
+    return layout(f"Cached: {url}", body)
+
+
+def _rows(pairs: list[tuple[str, str]]) -> str:
+    return "".join(f"<tr><th>{esc(k)}</th><td>{v}</td></tr>" for k, v in pairs)
+
+
+def _url_list(urls: tuple[str, ...], total: int) -> str:
+    items = "".join(f'<li><a href="{local("/info", url=u)}">{esc(u)}</a></li>' for u in urls)
+    shown = f" (first {len(urls)})" if total > len(urls) else ""
+    return f"<p>{total} in total{shown}</p><ul class='links'>{items}</ul>"
+
+
+def _doc_list(docs: tuple[DocRow, ...]) -> str:
+    if not docs:
+        return "<p>None.</p>"
+    items = "".join(
+        f'<li><a href="{local("/info", url=d.url)}">{esc(d.title or d.url)}</a> '
+        f'<span class="url">{esc(d.url)}</span></li>'
+        for d in docs
+    )
+    return f"<ul class='links'>{items}</ul>"
+
+
+def info_page(info: PageInfo, english: bool) -> str:
+    title = info.doc.title if info.doc is not None and info.doc.title else info.url
+    parts = [f"<h1>{esc(title)}</h1>", f'<p class="url">{outbound(info.url, info.url)}</p>']
+    parts.append(f'<p class="actions"><a href="{local("/cached", url=info.url)}">cached</a></p>')
+    if info.scores is not None:
+        s = info.scores
+        parts.append(f"<h2>Scores for {esc(info.query)}</h2>")
+        parts.append("<table class='meta'>" + _rows([
+            ("blended", f"{s.blended:.4f}"),
+            ("title tier", f"{s.tier} (0: every term in the title)"),
+            ("BM25", f"{s.bm25:.4f} ({s.text:.3f} of the best match)"),
+            ("PageRank, scaled", f"{s.pagerank_scaled:.4f}"),
+            ("host rank, scaled", f"{s.host_rank_scaled:.4f}"),
+        ]) + "</table>")  # fmt: skip
+    elif info.query:
+        parts.append(f"<p class='note'>This page does not match {esc(info.query)}.</p>")
+    parts.append("<h2>PageRank</h2><table class='meta'>" + _rows([
+        ("URL", f"{info.pagerank:.3e} ({info.pagerank_relative:.2f} x average)"),
+        ("host " + info.host, f"{info.host_rank:.3e} ({info.host_rank_relative:.2f} x average)"),
+    ]) + "</table>")  # fmt: skip
+    fetch = info.fetch
+    doc = info.doc
+    meta: list[tuple[str, str]] = []
+    if fetch is not None:
+        location = f"{fetch.warc_file} @ {fetch.warc_offset} (+{fetch.warc_length})"
+        meta += [
+            ("status", esc(fetch.status)),
+            ("content type", esc(fetch.content_type or "")),
+            ("bytes", esc(fetch.length if fetch.length is not None else "")),
+            ("fetched", esc(_when(fetch.fetched_at))),
+            ("fetch time", esc(f"{(fetch.elapsed or 0.0) * 1000:.0f} ms")),
+            ("depth", esc(fetch.depth)),
+            ("found on", outbound(fetch.referrer or "", fetch.referrer or "(seed)")),
+            ("WARC record", esc(location if fetch.warc_file else "none")),
+            ("content id", esc(fetch.doc_id or "")),
+            ("error", esc(fetch.error or "")),
+        ]
+    if doc is not None:
+        meta += [
+            ("language", esc(doc.lang)),
+            ("kind", esc(doc.kind)),
+            ("words", esc(doc.words)),
+            ("indexed", "yes" if doc.indexed else "no"),
+            ("simhash", esc(f"{doc.simhash:016x}" if doc.simhash is not None else "")),
+        ]
+    parts.append("<h2>Fetch</h2>")
+    parts.append(f"<table class='meta'>{_rows(meta)}</table>" if meta else "<p>Not fetched.</p>")
+    parts.append('<h2 id="same">Pages with the same content</h2>')
+    parts.append(_doc_list(info.same_content))
+    parts.append("<h2>Near-duplicates</h2>")
+    parts.append(_doc_list(info.near_duplicates))
+    parts.append("<h2>Links in</h2>" + _url_list(info.links_in, info.links_in_count))
+    parts.append("<h2>Links out</h2>" + _url_list(info.links_out, info.links_out_count))
+    return layout(f"Info: {title}", "".join(parts), query=info.query, english=english)

@@ -1,0 +1,82 @@
+"""Web UI, markup basics: escaping, links, the page layout and the style sheet.
+
+Data flow: web handlers -> pages -> **render** -> HTML. Everything a crawled page supplied
+(titles, URLs, snippets, headers) passes through :func:`esc` on its way into markup; a URL
+becomes a link only through :func:`outbound` (http and https only) or :func:`local` (our own
+routes, with the query string built by ``urlencode``). There are no templates and no
+scripts: our pages are plain HTML, which lets the policy forbid scripts altogether.
+"""
+
+from __future__ import annotations
+
+import html
+from urllib.parse import urlencode, urlsplit
+
+__all__ = ["STYLE", "esc", "layout", "local", "outbound"]
+
+
+def esc(text: object) -> str:
+    """Text as HTML character data or a double-quoted attribute value."""
+    return html.escape(str(text), quote=True)
+
+
+def local(path: str, **params: object) -> str:
+    """A link to one of our routes, escaped for an attribute."""
+    query = urlencode({k: v for k, v in params.items() if v not in (None, "", False)})
+    return esc(f"{path}?{query}" if query else path)
+
+
+def outbound(url: str, text: str, css: str = "") -> str:
+    """A link to a crawled URL, or plain text when it is not http(s)."""
+    scheme = urlsplit(url).scheme.lower() if url else ""
+    if scheme not in {"http", "https"}:
+        return f'<span class="{esc(css)}">{esc(text)}</span>' if css else esc(text)
+    cls = f' class="{esc(css)}"' if css else ""
+    # noreferrer: the crawled site learns nothing about our UI or the query.
+    return f'<a{cls} href="{esc(url)}" rel="noopener noreferrer nofollow">{esc(text)}</a>'
+
+
+def layout(title: str, body: str, *, query: str = "", english: bool = False) -> str:
+    checked = " checked" if english else ""
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)} - Gossamer</title>"
+        '<link rel="stylesheet" href="/style.css"></head><body>'
+        '<header class="top"><a class="brand" href="/">Gossamer</a>'
+        '<form action="/search" method="get" role="search">'
+        f'<input type="search" name="q" value="{esc(query)}" aria-label="Search" size="50">'
+        f'<label><input type="checkbox" name="lang" value="en"{checked}> English only</label>'
+        '<button type="submit">Search</button></form></header>'
+        f"<main>{body}</main></body></html>\n"
+    )
+
+
+STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; margin: 0; color: #202124; }
+header.top { display: flex; gap: 1.5em; align-items: center; padding: .8em 1.5em;
+             border-bottom: 1px solid #ddd; background: #fafafa; }
+header.top form { display: flex; gap: .6em; align-items: center; }
+.brand { font-weight: 700; font-size: 1.3em; text-decoration: none; color: #3c4ba0; }
+main { max-width: 52em; padding: 0 1.5em 3em; }
+.stats, .note { color: #5f6368; font-size: .9em; }
+section.host { border-left: 3px solid #e3e6f3; padding-left: .9em; margin: 1.4em 0; }
+section.host > h2 { font-size: .85em; color: #3c4ba0; margin: 0 0 .3em; font-weight: 600; }
+.result { margin: 0 0 1.1em; }
+.result h3 { font-size: 1.1em; margin: 0; font-weight: 500; }
+.url { color: #188038; font-size: .85em; word-break: break-all; }
+.snippet { margin: .2em 0; }
+mark { background: #fff3b0; color: inherit; font-weight: 600; }
+.actions { font-size: .85em; }
+.actions a { margin-right: 1em; }
+nav.pages { margin-top: 2em; display: flex; gap: .7em; flex-wrap: wrap; }
+nav.pages .current { font-weight: 700; }
+table.meta { border-collapse: collapse; font-size: .9em; }
+table.meta th { text-align: left; padding: .2em 1em .2em 0; color: #5f6368; font-weight: 500;
+                vertical-align: top; }
+table.meta td { word-break: break-all; }
+.cached-bar { background: #fff8e1; border: 1px solid #f0d98c; padding: .6em 1em; margin: 1em 0; }
+iframe.cached { width: 100%; height: 75vh; border: 1px solid #ccc; }
+ul.links { font-size: .85em; }
+"""

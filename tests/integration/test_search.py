@@ -1,0 +1,98 @@
+"""Crawl the local test web, then index, rank and search it, as a user of the CLI would."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from gossamer.index import build_index, indexer
+from gossamer.rank import rank_crawl
+from gossamer.search import SearchEngine
+from gossamer.search.commands import add_commands, run_command
+from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
+
+from .conftest import crawl
+
+
+@pytest.fixture(scope="module")
+def searchable(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    web = build_web(WebSpec(seed=11, hosts=10, pages_per_host=25))
+    with ThreadedTestWeb(web) as site:
+        run = crawl(site, tmp_path_factory.mktemp("search-crawl"))
+    return run.out
+
+
+def _docs(folder: Path, sql: str) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(folder / "index" / "docs.db")
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def test_index_rank_and_search_the_test_web(
+    searchable: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Run the worker-process path even though this crawl is small.
+    monkeypatch.setattr(indexer, "_POOL_MIN_PAGES", 0)
+    report = build_index(searchable, workers=2)
+    assert report.workers == 2
+    assert report.indexed > 150
+    assert report.exact_duplicates >= 1  # the test web serves identical /copy/ pages
+    assert set(report.skipped) <= {"not_text", "noindex"}
+    kinds = dict(_docs(searchable, "SELECT kind, count(*) FROM docs GROUP BY kind"))
+    assert kinds.get("pdf", 0) >= 1
+    assert build_index(searchable).pending == 0  # nothing new: nothing read
+
+    ranks = rank_crawl(searchable)
+    assert ranks.urls.converged and ranks.hosts.converged
+    assert ranks.urls.iterations > 10
+
+    with SearchEngine(searchable) as engine:
+        # A page's exact title finds that page first, in the all-terms-in-title tier.
+        [(url, title)] = _docs(
+            searchable,
+            "SELECT url, title FROM docs WHERE indexed = 1 AND kind = 'html' AND group_id = num"
+            " ORDER BY length(title) DESC LIMIT 1",
+        )
+        result = engine.search(str(title))
+        assert result.hits[0].scores.tier == 0
+        assert url in [h.url for h in result.hits if h.scores.tier == 0]
+        tiers = [h.scores.tier for h in result.hits]
+        assert tiers == sorted(tiers)
+        # Every hit of a site: query is on that host; exclusions hold.
+        host = result.hits[0].host
+        word = str(title).split()[0]
+        assert {h.host for h in engine.search(f"{word} site:{host}").hits} == {host}
+        assert all(h.host != host for h in engine.search(f"{word} -site:{host}").hits)
+        excluded = engine.search(f"{word} -{str(title).split()[-1]}")
+        assert url not in [h.url for h in excluded.hits]
+        # Duplicate pages come back as one result that says how many others there are.
+        [(group, size, copy_title)] = _docs(
+            searchable,
+            "SELECT group_id, count(*), max(title) FROM docs WHERE indexed = 1"
+            " GROUP BY group_id HAVING count(*) > 1 ORDER BY count(*) DESC LIMIT 1",
+        )
+        folded = [h for h in engine.search(f'"{copy_title}"').hits if h.group == group]
+        assert len(folded) == 1
+        assert folded[0].duplicates == int(str(size)) - 1
+        assert result.seconds < 1.0
+
+
+def test_search_command_prints_json(searchable: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    build_index(searchable)
+    rank_crawl(searchable)
+    parser = argparse.ArgumentParser()
+    add_commands(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["search", str(searchable), "amber", "--json", "--english"])
+    assert run_command(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["matched"] == "all"
+    assert data["language"] == "en"
+    assert 0 < len(data["hits"]) <= 30
+    for hit in data["hits"]:
+        assert "amber" in (hit["title"] + hit["snippet"]["text"] + hit["url"]).lower()
