@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-MERGE_AT = 1 << 17  # recent fingerprints kept unsorted before a merge (~8 MB of Python ints)
+MERGE_AT = 1 << 16  # recent fingerprints kept unsorted before a merge (~4 MB of Python ints)
 
 _blake = hashlib.blake2b
 

@@ -40,6 +40,7 @@ def write_reports(
     _replace(folder / "stats.txt", _stats_lines(snapshot))
     _replace(folder / "hourly.tsv", _hourly_lines(stats))
     _replace(folder / "domains.tsv", _domain_lines(stats))
+    _replace(folder / "sitemaps.tsv", _sitemap_lines(stats))
 
 
 def summary_line(pages: int, duration: float, concurrency: int, average: float) -> str:
@@ -100,6 +101,14 @@ def _hourly_lines(stats: CrawlStats) -> Iterator[str]:
     # Quiet hours are listed with 0 so the series can be plotted as it is.
     for hour in range(max(stats.hourly) + 1):
         yield f"{hour}\t{stats.hourly.get(hour, 0)}\n"
+
+
+def _sitemap_lines(stats: CrawlStats) -> Iterator[str]:
+    # Sitemap lines of robots.txt files, recorded for whoever wants to seed from them.
+    yield "host\tsitemap\n"
+    for host in sorted(stats.sitemaps):
+        for sitemap in stats.sitemaps[host]:
+            yield f"{host}\t{sitemap}\n"
 
 
 def _domain_lines(stats: CrawlStats) -> Iterator[str]:

@@ -124,6 +124,7 @@ def test_rewrite_replaces_and_leaves_no_temp_files(
         "discovered-not-crawled.txt",
         "domains.tsv",
         "hourly.tsv",
+        "sitemaps.tsv",
         "stats.json",
         "stats.txt",
     ]
@@ -153,3 +154,13 @@ def test_unwritable_reports_folder_raises_store_error(
     (tmp_path / "out" / "reports").write_text("a file where the folder should be")
     with pytest.raises(StoreError, match="cannot create reports folder"):
         write_reports(tmp_path / "out", stats, db, now=NOW)
+
+
+def test_sitemaps_from_robots_are_listed(tmp_path: Path, stats: CrawlStats, db: MetadataDB) -> None:
+    stats.sitemaps["https://a.test"] = ["https://a.test/sitemap.xml", "https://a.test/news.xml"]
+    write_reports(tmp_path, stats, db, now=NOW)
+    assert read(tmp_path, "sitemaps.tsv") == (
+        "host\tsitemap\n"
+        "https://a.test\thttps://a.test/sitemap.xml\n"
+        "https://a.test\thttps://a.test/news.xml\n"
+    )
