@@ -1,4 +1,4 @@
-"""``gossamer demo``: serve the bundled test web on loopback, crawl it, print the report.
+"""``gossamer demo``: serve the bundled test web on loopback, crawl it, report, search it.
 
 This is the main job end to end on a machine with no internet: the same crawler, with the test
 web's host names mapped to 127.0.0.1 through ``--resolve``, then the test web's own audit of
@@ -8,11 +8,16 @@ what the crawler did to it (politeness, robots.txt, repeats, coverage).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
 from pathlib import Path
 
 from gossamer.config import CrawlConfig, PolitenessConfig, ScopeConfig
 from gossamer.engine import Crawler
+from gossamer.index import build_index
+from gossamer.rank import rank_crawl
+from gossamer.search.engine import SearchEngine
+from gossamer.search.output import format_text
 from gossamer.seeds import parse_seeds
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 
@@ -55,5 +60,13 @@ def run_demo(out: Path, *, hosts: int, pages: int) -> int:
     print(f"  crawl-delay violations          {report.crawl_delay_violations}")
     print(f"  repeated fetches                {report.repeated_fetches}")
     print(f"  expected pages not fetched      {len(report.missing)}")
-    print(f"output: {out}/ (warc/, index.cdxj, crawl.db, reports/)")
+    print(build_index(out, workers=1).summary())
+    print(rank_crawl(out).summary())
+    query = "forest river"
+    with SearchEngine(out) as engine:
+        found = engine.search(query)
+    print(f"search {query!r} (top 5 of page 1):")
+    print(format_text(dataclasses.replace(found, hits=found.hits[:5]), color=False))
+    print(f"output: {out}/ (warc/, index.cdxj, crawl.db, reports/, index/, rank/)")
+    print(f"browse it: .venv/bin/gossamer serve {out}")
     return 0 if report.ok() else 1
