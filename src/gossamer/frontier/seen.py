@@ -14,8 +14,10 @@ queued URL exactly.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +25,19 @@ import numpy.typing as npt
 MERGE_AT = 1 << 16  # recent fingerprints kept unsorted before a merge (~4 MB of Python ints)
 
 _blake = hashlib.blake2b
+
+
+def _trimmer() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``: each merge frees the previous array, and without a trim glibc
+    keeps blocks under its (growing) mmap threshold in the heap, so RSS would creep upward."""
+    name = ctypes.util.find_library("c")
+    if not name:
+        return None
+    trim: Callable[[int], int] | None = getattr(ctypes.CDLL(name), "malloc_trim", None)
+    return trim
+
+
+_malloc_trim = _trimmer()
 
 
 def fingerprint(url: str) -> int:
@@ -99,6 +114,8 @@ class SeenSet:
         positions = np.searchsorted(self._sorted, fresh)
         self._sorted = np.insert(self._sorted, positions, fresh)
         self._recent.clear()
+        if _malloc_trim is not None:
+            _malloc_trim(0)
 
     @property
     def nbytes(self) -> int:
