@@ -17,7 +17,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from gossamer.config import CrawlConfig
+from gossamer.config import CrawlConfig, PolitenessConfig
 from gossamer.engine.pipeline import DatabaseBacklog, Pipeline, origin_of
 from gossamer.engine.progress import Progress
 from gossamer.engine.resume import (
@@ -31,7 +31,8 @@ from gossamer.engine.resume import (
 from gossamer.errors import SeedError, StoreError
 from gossamer.fetch.fetcher import Fetcher, FetchLimits
 from gossamer.fetch.resolver import parse_resolve
-from gossamer.frontier import Frontier, Job
+from gossamer.frontier import Backlog, Frontier, Job
+from gossamer.frontier.frontier import WINDOW
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore, write_reports
@@ -54,6 +55,28 @@ class CrawlOutcome:
     stats: CrawlStats
     reason: str  # "target", "time", "exhausted", "signal", "store error"
     resumed: ResumeInfo | None = None
+
+
+def build_frontier(
+    politeness: PolitenessConfig,
+    stats: CrawlStats,
+    *,
+    backlog: Backlog | None = None,
+    window: int = WINDOW,
+) -> Frontier:
+    """A frontier with the crawl's politeness settings (live crawl, resume and recover)."""
+    return Frontier(
+        delay=politeness.delay,
+        max_per_host=politeness.max_per_host,
+        crawl_delay_cap=politeness.crawl_delay_cap,
+        robots_ttl=politeness.robots_ttl,
+        robots_retry_delay=politeness.robots_retry_delay,
+        robots_retries=politeness.robots_retries,
+        stats=stats,
+        clock=time.monotonic,
+        backlog=backlog,
+        window=window,
+    )
 
 
 class Crawler:
@@ -89,17 +112,8 @@ class Crawler:
                     db.close()
 
     def _frontier(self, db: MetadataDB, stats: CrawlStats, backlog: bool = True) -> Frontier:
-        politeness = self._config.politeness
-        return Frontier(
-            delay=politeness.delay,
-            max_per_host=politeness.max_per_host,
-            crawl_delay_cap=politeness.crawl_delay_cap,
-            robots_ttl=politeness.robots_ttl,
-            robots_retry_delay=politeness.robots_retry_delay,
-            robots_retries=politeness.robots_retries,
-            stats=stats,
-            clock=time.monotonic,
-            backlog=DatabaseBacklog(db) if backlog else None,
+        return build_frontier(
+            self._config.politeness, stats, backlog=DatabaseBacklog(db) if backlog else None
         )
 
     def _resume(self, db: MetadataDB, cdxj: CdxjWriter) -> Frontier:

@@ -200,6 +200,7 @@ class Pipeline:
                 purpose="robots",
             )
         )
+        self._db.end_exchange()
 
     def robots(self, job: Job, hops: list[FetchResult]) -> None:
         """Store every hop of a robots.txt fetch and install the rules RFC 9309 implies."""
@@ -252,6 +253,12 @@ class Pipeline:
         This is the part of handling a result that does not depend on the live crawl, so
         ``recover`` and resume replay WARC records through it. True when it was a stored page.
         """
+        try:
+            return self._record_page(job, result, location)
+        finally:
+            self._db.end_exchange()
+
+    def _record_page(self, job: Job, result: FetchResult, location: WarcLocation | None) -> bool:
         self._count(job, result)
         self._db.add_page(
             page_row(result, location, depth=job.depth, referrer=job.referrer, host=job.host)

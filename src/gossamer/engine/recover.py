@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gossamer.config import CrawlConfig, config_from_json, config_to_json
+from gossamer.engine.crawler import build_frontier
 from gossamer.engine.pipeline import Pipeline
 from gossamer.engine.resume import CrawlLock, rebuild_stats, replay, save_snapshot
 from gossamer.errors import ConfigError, StoreError
-from gossamer.frontier import Frontier
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, write_reports
 
@@ -86,18 +86,8 @@ def recover(folder: Path) -> Recovery:
         db = MetadataDB(folder / "crawl.db")
         try:
             stats = CrawlStats(concurrency=config.concurrency)
-            politeness = config.politeness
-            frontier = Frontier(
-                delay=politeness.delay,
-                max_per_host=politeness.max_per_host,
-                crawl_delay_cap=politeness.crawl_delay_cap,
-                robots_ttl=politeness.robots_ttl,
-                robots_retry_delay=politeness.robots_retry_delay,
-                robots_retries=politeness.robots_retries,
-                stats=stats,
-                clock=time.monotonic,
-                window=1 << 30,  # replay only deduplicates; nothing is fetched
-            )
+            # Replay only deduplicates; nothing is fetched, so nothing needs to spill.
+            frontier = build_frontier(config.politeness, stats, window=1 << 30)
             cdxj = CdxjWriter(index)
             pipeline = Pipeline(config, frontier=frontier, stats=stats, warc=None, cdxj=cdxj, db=db)
             for urls in seeds:

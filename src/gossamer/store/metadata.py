@@ -190,8 +190,6 @@ class MetadataDB:
 
     def add_page(self, row: PageRow) -> None:
         self._pages.append(_page_values(row))
-        if len(self._pages) >= self._batch_size:
-            self.flush()
 
     def add_discovered(
         self, rows: Iterable[tuple[str, str, int, str | None]], *, spilled: bool = False
@@ -205,8 +203,6 @@ class MetadataDB:
         self._discovered.extend(
             (url, host, depth, ref, now, flag) for url, host, depth, ref in rows
         )
-        if len(self._discovered) >= self._batch_size:
-            self.flush()
 
     # -- the frontier's disk side -----------------------------------------------------------
 
@@ -289,7 +285,15 @@ class MetadataDB:
     def add_links(self, from_url: str, to_urls: Sequence[str]) -> None:
         # dict.fromkeys drops repeats within a page while keeping their order.
         self._links.extend((from_url, to_url) for to_url in dict.fromkeys(to_urls))
-        if len(self._links) >= self._batch_size:
+
+    def end_exchange(self) -> None:
+        """Mark the end of everything one fetch added; write the batch if it is full.
+
+        Batches are cut only here, so a page's row and the rows for the links and redirect it
+        led to commit in the same transaction: after a crash the database never holds a page
+        whose discoveries are missing (the WARC replay restores whole exchanges).
+        """
+        if max(len(self._pages), len(self._discovered), len(self._links)) >= self._batch_size:
             self.flush()
 
     def flush(self) -> None:

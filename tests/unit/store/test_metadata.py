@@ -68,10 +68,13 @@ def test_schema_settings_and_meta(tmp_path: Path) -> None:
 def test_rows_are_written_in_batches(tmp_path: Path) -> None:
     path = tmp_path / "crawl.db"
     db = MetadataDB(path, batch_size=3)
-    db.add_page(row("http://a.test/1"))
-    db.add_page(row("http://a.test/2"))
+    for i in (1, 2):
+        db.add_page(row(f"http://a.test/{i}"))
+        db.end_exchange()
     assert committed(path, "SELECT count(*) FROM pages") == [(0,)]
     db.add_page(row("http://a.test/3"))
+    assert committed(path, "SELECT count(*) FROM pages") == [(0,)]  # mid-exchange: no cut
+    db.end_exchange()
     assert committed(path, "SELECT count(*) FROM pages") == [(3,)]
     db.add_page(row("http://a.test/4"))
     db.flush()
