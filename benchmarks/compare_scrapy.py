@@ -12,11 +12,13 @@ the project's. Both crawlers get the same page budget, concurrency and politenes
 in flight per host, no delay between requests, robots.txt obeyed. The web has no Crawl-delay
 hosts, because Scrapy ignores Crawl-delay and the comparison is about speed.
 
-    .venv/bin/python benchmarks/compare_scrapy.py --hosts 200 --pages 100 --budget 15000
-    .venv/bin/python benchmarks/compare_scrapy.py --scenario latency    # Gossamer only
-    .venv/bin/python benchmarks/compare_scrapy.py --profile /tmp/prof   # py-spy, Gossamer only
+    .venv/bin/python benchmarks/compare_scrapy.py --hosts 200 --pages 100 --budget 15000 \\
+        --gossamer-commit HEAD --quiet-wait 240 --json /tmp/a.json
+    .venv/bin/python benchmarks/compare_scrapy.py --merge /tmp/a.json /tmp/b.json /tmp/c.json
+    .venv/bin/python benchmarks/compare_scrapy.py --scenario latency --latency 0.5  # Gossamer
+    .venv/bin/python benchmarks/compare_scrapy.py --profile /tmp/prof  # py-spy, Gossamer
 
-It prints one JSON document and a markdown table.
+It prints one JSON document and, for the comparison, markdown tables (medians, then each run).
 """
 
 from __future__ import annotations
