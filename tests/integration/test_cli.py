@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import signal
 import sqlite3
 import subprocess
@@ -189,3 +190,71 @@ def test_sigterm_stops_gracefully_with_everything_flushed(
     for path in (out / "warc").glob("*.warc.gz"):
         assert subprocess.run([WARCIO, "check", str(path)], check=False).returncode == 0
     assert (out / "index.cdxj").stat().st_size > 0
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file's size and modification time, the lock file aside."""
+    return {
+        str(path.relative_to(folder)): (path.stat().st_size, path.stat().st_mtime_ns)
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.name != ".gossamer.lock"
+    }
+
+
+@pytest.fixture
+def finished_crawl(site: ThreadedTestWeb, tmp_path: Path) -> Path:
+    seeds = write_seeds(site, tmp_path / "seeds.txt")
+    out = tmp_path / "out"
+    result = gossamer(
+        "crawl", seeds, "--out", out, "--resolve", RESOLVE, "--max-pages", "20", "--delay", "0"
+    )
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_corrupt_database_is_refused_and_nothing_is_touched(finished_crawl: Path) -> None:
+    database = finished_crawl / "crawl.db"
+    database.write_bytes(b"this is not a database at all" * 100)
+    before = _snapshot(finished_crawl)
+    result = gossamer("crawl", "--resume", finished_crawl)
+    assert result.returncode == 2
+    errors = error_lines(result)
+    assert len(errors) == 1 and "corrupt" in errors[0]
+    assert _snapshot(finished_crawl) == before
+
+
+def test_database_from_another_version_is_refused(finished_crawl: Path) -> None:
+    conn = sqlite3.connect(finished_crawl / "crawl.db")
+    conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    before = _snapshot(finished_crawl)
+    result = gossamer("crawl", "--resume", finished_crawl)
+    assert result.returncode == 2
+    assert "schema version 99" in error_lines(result)[0]
+    assert _snapshot(finished_crawl) == before
+
+
+def test_folder_in_use_by_another_crawl_is_refused(finished_crawl: Path) -> None:
+    before = _snapshot(finished_crawl)
+    with (finished_crawl / ".gossamer.lock").open("a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        result = gossamer("crawl", "--resume", finished_crawl)
+    assert result.returncode == 2
+    assert "in use by another crawl" in error_lines(result)[0]
+    assert _snapshot(finished_crawl) == before
+
+
+def test_page_target_and_statistics_carry_over_a_resume(
+    site: ThreadedTestWeb, finished_crawl: Path
+) -> None:
+    conn = sqlite3.connect(finished_crawl / "crawl.db")
+    first_run = {u for (u,) in conn.execute("SELECT url FROM pages WHERE purpose = 'page'")}
+    conn.close()
+    already = len(site.audit.fetched())
+    result = gossamer("crawl", "--resume", finished_crawl, "--max-pages", "50")
+    assert result.returncode == 0, result.stderr
+    assert "resuming the crawl" in result.stdout
+    assert "Crawled 50 in" in result.stdout
+    # The pages of the first run are not fetched again.
+    assert not set(site.audit.fetched()[already:]) & first_run

@@ -177,11 +177,13 @@ class MetadataDB:
             self._conn = sqlite3.connect(path, isolation_level=None)
         try:
             with self._sqlite("open"):
+                # The schema is checked first, so a foreign or damaged file is refused before
+                # anything (even the journal mode) is written to it.
+                self._prepare_schema()
                 self._conn.execute("PRAGMA journal_mode = WAL")
                 self._conn.execute("PRAGMA synchronous = NORMAL")
                 # The url index takes random inserts; a larger page cache keeps them in memory.
                 self._conn.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
-                self._prepare_schema()
         except StoreError:
             self._conn.close()
             raise
