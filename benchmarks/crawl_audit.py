@@ -75,6 +75,7 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=128)
+    parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--latency", type=float, default=0.003, help="server delay per response")
     parser.add_argument("--out", type=Path, default=Path("/tmp/gossamer-audit"))
     args = parser.parse_args()
@@ -107,6 +108,8 @@ def main() -> int:
                 str(config),
                 "--concurrency",
                 str(args.concurrency),
+                "--workers",
+                str(args.workers),
                 "--no-progress",
             ],
             capture_output=True,

@@ -18,6 +18,7 @@ from gossamer.config import CrawlConfig, apply_overrides, load_config, parse_dur
 from gossamer.demo import run_demo
 from gossamer.engine import Crawler
 from gossamer.engine.recover import SAVED_CONFIG, load_saved, recover, save_config
+from gossamer.engine.workers import run_workers
 from gossamer.errors import ConfigError, GossamerError, StoreError
 from gossamer.search.commands import add_commands, run_command
 from gossamer.seeds import Seed, SeedList, read_seeds
@@ -53,7 +54,8 @@ def _crawl_parser(sub: Any) -> None:
     where.add_argument("--resume", type=Path, metavar="DIR", help="continue the crawl in DIR")
     p.add_argument("--max-pages", type=_positive_int)
     p.add_argument("--time", type=_seconds, dest="time_limit", help="time limit, e.g. 90s, 2h")
-    p.add_argument("--concurrency", type=_positive_int)
+    p.add_argument("--concurrency", type=_positive_int, help="requests in flight per worker")
+    p.add_argument("--workers", type=_positive_int, help="crawler processes (hosts split by hash)")
     p.add_argument("--max-depth", type=int)
     p.add_argument("--user-agent")
     p.add_argument("--delay", type=_seconds, help="minimum gap between requests to one host")
@@ -110,6 +112,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "max_pages": args.max_pages,
         "time_limit": args.time_limit,
         "concurrency": args.concurrency,
+        "workers": args.workers,
         "scope.max_depth": args.max_depth,
         "fetch.user_agent": args.user_agent,
         "politeness.delay": args.delay,
@@ -160,10 +163,13 @@ def run_crawl(args: argparse.Namespace) -> int:
         print(f"resuming the crawl in {config.out}", flush=True)
     else:
         save_config(config.out, config, [seed.urls for seed in seeds.seeds])
-    outcome = asyncio.run(Crawler(config, seeds).run())
+    if config.workers > 1:
+        reason = run_workers(config, seeds, config.workers).reason
+    else:
+        reason = asyncio.run(Crawler(config, seeds).run()).reason
     summary = (config.out / "reports" / "stats.txt").read_text(encoding="utf-8")
     print(summary.rstrip())
-    print(f"stopped: {outcome.reason}; output in {config.out}")
+    print(f"stopped: {reason}; output in {config.out}")
     return 0
 
 

@@ -62,7 +62,8 @@ class CrawlConfig:
     out: Path
     max_pages: int | None = None
     time_limit: float | None = None  # seconds
-    concurrency: int = 64
+    concurrency: int = 64  # requests in flight, per worker process
+    workers: int = 1  # crawler processes; hosts are split between them by a hash
     resolve: tuple[str, ...] = ()  # "HOST:IP", "HOST:PORT:IP", "*.example:IP"
     warc_max_bytes: int = 1_000_000_000
     report_interval: float = 30.0
@@ -116,7 +117,7 @@ def _coerce(name: str, value: Any, current: Any, annotation: str) -> Any:
     if "int" in annotation:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"config: {name} must be an integer")
-        if value < 0 or (value == 0 and name in {"concurrency", "max_per_host"}):
+        if value < 0 or (value == 0 and name in {"concurrency", "max_per_host", "workers"}):
             raise ConfigError(f"config: {name} must be positive")
         return value
     if "str" in annotation:

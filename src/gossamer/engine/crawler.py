@@ -15,24 +15,25 @@ import logging
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from gossamer.config import CrawlConfig, PolitenessConfig
-from gossamer.engine.pipeline import DatabaseBacklog, Pipeline, origin_of
+from gossamer.config import CrawlConfig
+from gossamer.engine.partition import Part
+from gossamer.engine.pipeline import DatabaseBacklog, Pipeline, build_frontier, origin_of
 from gossamer.engine.progress import Progress
 from gossamer.engine.resume import (
     CrawlLock,
+    catch_up,
     load_snapshot,
     rebuild_stats,
     repair_last_warc,
-    replay,
     save_snapshot,
 )
 from gossamer.errors import SeedError, StoreError
 from gossamer.fetch.fetcher import Fetcher, FetchLimits
 from gossamer.fetch.resolver import parse_resolve
-from gossamer.frontier import Backlog, Frontier, Job
-from gossamer.frontier.frontier import WINDOW
+from gossamer.frontier import Frontier, Job
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore, write_reports
@@ -41,6 +42,7 @@ from gossamer.store.cdxj import repair_cdxj
 log = logging.getLogger(__name__)
 
 STOP_GRACE = 10.0  # seconds in-flight fetches get to finish after a stop request
+PART_FLUSH_SECONDS = 0.2  # longest a worker holds links for other workers while busy
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,33 +59,13 @@ class CrawlOutcome:
     resumed: ResumeInfo | None = None
 
 
-def build_frontier(
-    politeness: PolitenessConfig,
-    stats: CrawlStats,
-    *,
-    backlog: Backlog | None = None,
-    window: int = WINDOW,
-) -> Frontier:
-    """A frontier with the crawl's politeness settings (live crawl, resume and recover)."""
-    return Frontier(
-        delay=politeness.delay,
-        max_per_host=politeness.max_per_host,
-        crawl_delay_cap=politeness.crawl_delay_cap,
-        robots_ttl=politeness.robots_ttl,
-        robots_retry_delay=politeness.robots_retry_delay,
-        robots_retries=politeness.robots_retries,
-        stats=stats,
-        clock=time.monotonic,
-        backlog=backlog,
-        window=window,
-    )
-
-
 class Crawler:
     """Runs one crawl from seeds to reports; ``run`` is the whole lifetime."""
 
-    def __init__(self, config: CrawlConfig, seeds: SeedList) -> None:
+    def __init__(self, config: CrawlConfig, seeds: SeedList, part: Part | None = None) -> None:
         self._config = config
+        self._part = part  # set when this crawler is one worker of a partitioned crawl
+        self._last_flush = 0.0
         self._seeds = seeds
         self.stats = CrawlStats(concurrency=config.concurrency)
         self._stop_reason = ""
@@ -101,6 +83,14 @@ class Crawler:
     async def run(self) -> CrawlOutcome:
         """The whole crawl: lock the folder, start or resume, crawl, flush, report."""
         out = self._config.out
+        if self._part is not None:
+            # A worker: the coordinator holds the lock and has prepared the folder.
+            db = MetadataDB(out / "crawl.db")
+            try:
+                return await self._run(db)
+            finally:
+                with contextlib.suppress(StoreError):
+                    db.close()
         with CrawlLock(out):
             # Opening the database first checks a resumed folder (version, corruption)
             # before anything in it is written.
@@ -120,13 +110,7 @@ class Crawler:
         """Bring the database level with the WARC files, then rebuild stats and frontier."""
         config = self._config
         saved = load_snapshot(db)
-        # Replay needs only the seen-set for deduplication; its own frontier is thrown away.
-        scratch = self._frontier(db, CrawlStats(), backlog=False)
-        scratch.restore(db.queued_urls(), {})
-        replayer = Pipeline(
-            config, frontier=scratch, stats=CrawlStats(), warc=None, cdxj=cdxj, db=db
-        )
-        replayed = replay(config.out / "warc", db, replayer, cdxj)
+        replayed = catch_up(config, db, cdxj)
         backlog = db.prepare_resume()
         self.stats = rebuild_stats(db, saved, config.concurrency)
         frontier = self._frontier(db, self.stats)
@@ -143,6 +127,28 @@ class Crawler:
         )
         return frontier
 
+    def _restore_part(self, db: MetadataDB, part: Part) -> Frontier:
+        """A worker's share of a resumed crawl; the coordinator already replayed the WARC tail."""
+        saved = load_snapshot(db)
+        self.stats = rebuild_stats(
+            db, None, self._config.concurrency, keep=lambda host: part.mine(host + "/")
+        )
+        if saved:
+            self.stats.elapsed_before = float(saved.get("duration_seconds", 0.0))
+        frontier = self._frontier(db, self.stats)
+        backlog = {h: n for h, n in db.backlog_counts().items() if part.mine(h + "/")}
+        frontier.restore((u for u in db.queued_urls() if part.mine(u)), backlog)
+        return frontier
+
+    def _inbound(self, pipeline: Pipeline, batch: list[tuple[str, int, str | None]]) -> None:
+        """URLs another worker found for hosts this worker owns."""
+        assert self._part is not None
+        for url, depth, referrer in batch:
+            pipeline.admit(url, depth, referrer)
+        self._part.processed += 1
+        self._part.busy()
+        self._wake.set()
+
     async def _run(self, db: MetadataDB) -> CrawlOutcome:
         config = self._config
         out = config.out
@@ -152,17 +158,28 @@ class Crawler:
             or db.page_count() > 0
             or any((out / "warc").glob("*.warc.gz"))
         )
-        if resuming:
+        part = self._part
+        if part is None and resuming:
             repair_last_warc(out / "warc")
             repair_cdxj(out / "index.cdxj")
-        warc = WarcStore(out / "warc", max_file_bytes=config.warc_max_bytes)
-        cdxj = CdxjWriter(out / "index.cdxj")
-        frontier = self._resume(db, cdxj) if resuming else self._frontier(db, self.stats)
+        prefix = "gossamer" if part is None else f"gossamer-w{part.index}"
+        warc = WarcStore(out / "warc", prefix=prefix, max_file_bytes=config.warc_max_bytes)
+        cdxj = CdxjWriter(out / ("index.cdxj" if part is None else f"index-w{part.index}.cdxj"))
+        if part is not None:
+            frontier = self._restore_part(db, part) if resuming else self._frontier(db, self.stats)
+        elif resuming:
+            frontier = self._resume(db, cdxj)
+        else:
+            frontier = self._frontier(db, self.stats)
         pipeline = Pipeline(
-            config, frontier=frontier, stats=self.stats, warc=warc, cdxj=cdxj, db=db
+            config, frontier=frontier, stats=self.stats, warc=warc, cdxj=cdxj, db=db, part=part
         )
         for seed in self._seeds.seeds:
-            pipeline.admit(seed.urls[0], 0, None, fallbacks=seed.urls[1:])
+            if part is None or part.mine(seed.urls[0]):
+                pipeline.admit(seed.urls[0], 0, None, fallbacks=seed.urls[1:])
+        if part is not None:
+            loop = asyncio.get_running_loop()
+            part.listen(loop, lambda batch: self._inbound(pipeline, batch), self.stop)
         limits = FetchLimits(
             connect_timeout=config.fetch.connect_timeout,
             read_timeout=config.fetch.read_timeout,
@@ -172,7 +189,8 @@ class Crawler:
             keep_types=config.fetch.keep_types,
         )
         loop = asyncio.get_running_loop()
-        self._install_signals(loop)
+        if part is None:
+            self._install_signals(loop)
         if config.time_limit is not None:
             # The limit covers the whole crawl, earlier runs of a resumed one included.
             remaining = config.time_limit - self.stats.elapsed_before
@@ -210,7 +228,9 @@ class Crawler:
     ) -> None:
         jobs: asyncio.Queue[Job | None] = asyncio.Queue(maxsize=self._config.concurrency)
         workers = self._config.concurrency
-        reporter = asyncio.create_task(self._report_loop(db))
+        reporter = asyncio.create_task(
+            self._report_loop(db) if self._part is None else asyncio.sleep(0)
+        )
         painter = asyncio.create_task(progress.run())
         try:
             async with asyncio.TaskGroup() as group:
@@ -247,10 +267,17 @@ class Crawler:
                     self._dispatched_pages += 1
                 await jobs.put(job)
                 continue
-            if frontier.exhausted:
+            if frontier.exhausted and self._part is None:
                 break
             self._wake.clear()
             wait = frontier.next_wake() if room else None
+            if self._part is not None:
+                if frontier.exhausted:
+                    # Nothing here; wait for URLs from other workers or the coordinator's stop.
+                    self._part.report_idle()
+                elif time.monotonic() - self._last_flush > PART_FLUSH_SECONDS:
+                    self._part.flush()
+                    self._last_flush = time.monotonic()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(wait):
                     await self._wake.wait()
@@ -283,14 +310,17 @@ class Crawler:
 
     def _finish(self, warc: WarcStore, cdxj: CdxjWriter, db: MetadataDB) -> None:
         """Close every store even if some fail, so each keeps what it could write."""
-        steps = (
-            warc.close,
-            cdxj.close,
-            db.flush,
-            lambda: write_reports(self._config.out, self.stats, db),
-            lambda: save_snapshot(db, self.stats),
-            db.close,
-        )
+        steps: tuple[Callable[[], None], ...] = (warc.close, cdxj.close, db.flush, db.close)
+        if self._part is None:
+            # A worker leaves the reports to the coordinator, which sees the whole crawl.
+            steps = (
+                warc.close,
+                cdxj.close,
+                db.flush,
+                lambda: write_reports(self._config.out, self.stats, db),
+                lambda: save_snapshot(db, self.stats),
+                db.close,
+            )
         for step in steps:
             try:
                 step()

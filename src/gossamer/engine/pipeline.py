@@ -12,10 +12,12 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from gossamer.config import CrawlConfig
+from gossamer.config import CrawlConfig, PolitenessConfig
+from gossamer.engine.partition import Part
 from gossamer.fetch import FetchResult
 from gossamer.fetch.fetcher import media_type
-from gossamer.frontier import Admission, Frontier, Job
+from gossamer.frontier import Admission, Backlog, Frontier, Job
+from gossamer.frontier.frontier import WINDOW
 from gossamer.parse import parse_html
 from gossamer.robots import RobotsRules, parse_robots, product_token
 from gossamer.stats import CrawlStats
@@ -52,6 +54,28 @@ def retry_after(value: str | None, now: float) -> float | None:
     return max(0.0, when.timestamp() - now)
 
 
+def build_frontier(
+    politeness: PolitenessConfig,
+    stats: CrawlStats,
+    *,
+    backlog: Backlog | None = None,
+    window: int = WINDOW,
+) -> Frontier:
+    """A frontier with the crawl's politeness settings (live crawl, resume and recover)."""
+    return Frontier(
+        delay=politeness.delay,
+        max_per_host=politeness.max_per_host,
+        crawl_delay_cap=politeness.crawl_delay_cap,
+        robots_ttl=politeness.robots_ttl,
+        robots_retry_delay=politeness.robots_retry_delay,
+        robots_retries=politeness.robots_retries,
+        stats=stats,
+        clock=time.monotonic,
+        backlog=backlog,
+        window=window,
+    )
+
+
 class DatabaseBacklog:
     """The frontier's disk side: spilled jobs live in the ``urls`` table of ``crawl.db``.
 
@@ -81,6 +105,7 @@ class Pipeline:
         warc: WarcStore | None,
         cdxj: CdxjWriter,
         db: MetadataDB,
+        part: Part | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._config = config
@@ -89,6 +114,7 @@ class Pipeline:
         self._warc = warc
         self._cdxj = cdxj
         self._db = db
+        self._part = part
         self._clock = clock
         self._product = product_token(config.fetch.user_agent)
         self._admitted: Counter[str] = Counter()
@@ -124,6 +150,10 @@ class Pipeline:
             return False
         if scope.max_depth is not None and depth > scope.max_depth:
             self._stats.skipped_other += 1
+            return False
+        if self._part is not None and not self._part.mine(url):
+            # Another worker owns this host: it deduplicates and records the URL.
+            self._part.forward(url, depth, referrer)
             return False
         if self._frontier.seen(url):
             return False

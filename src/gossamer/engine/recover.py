@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gossamer.config import CrawlConfig, config_from_json, config_to_json
-from gossamer.engine.crawler import build_frontier
-from gossamer.engine.pipeline import Pipeline
+from gossamer.engine.pipeline import Pipeline, build_frontier
 from gossamer.engine.resume import CrawlLock, rebuild_stats, replay, save_snapshot
 from gossamer.errors import ConfigError, StoreError
 from gossamer.stats import CrawlStats

@@ -15,7 +15,7 @@ import fcntl
 import json
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -24,7 +24,8 @@ from typing import IO, Any
 from warcio.archiveiterator import ArchiveIterator
 from warcio.recordloader import ArcWarcRecord
 
-from gossamer.engine.pipeline import Pipeline, origin_of
+from gossamer.config import CrawlConfig
+from gossamer.engine.pipeline import Pipeline, build_frontier, origin_of
 from gossamer.errors import StoreError
 from gossamer.fetch import FetchResult
 from gossamer.fetch.decode import DecodeError, decode_body
@@ -76,13 +77,17 @@ class CrawlLock:
 
 
 def repair_last_warc(folder: Path) -> int:
-    """Cut a torn record off the newest WARC file (the only one a crash can tear)."""
-    files = sorted(folder.glob("*.warc.gz"))
-    if not files:
-        return 0
-    removed = repair_tail(files[-1])
-    if removed:
-        log.warning("cut a torn record of %d bytes off %s", removed, files[-1].name)
+    """Cut a torn record off the newest WARC file of each writer (only those can be torn)."""
+    newest: dict[str, Path] = {}
+    for path in sorted(folder.glob("*.warc.gz")):
+        # gossamer-20261122010203-00007.warc.gz -> writer prefix "gossamer"
+        newest[path.name.rsplit("-", 2)[0]] = path
+    removed = 0
+    for path in newest.values():
+        cut = repair_tail(path)
+        if cut:
+            log.warning("cut a torn record of %d bytes off %s", cut, path.name)
+        removed += cut
     return removed
 
 
@@ -103,6 +108,15 @@ def replay(folder: Path, db: MetadataDB, pipeline: Pipeline, cdxj: CdxjWriter) -
                 pipeline.record_page(job, result, location)
             count += 1
     return count
+
+
+def catch_up(config: CrawlConfig, db: MetadataDB, cdxj: CdxjWriter) -> int:
+    """Replay the WARC records the database lacks; returns how many were replayed."""
+    # Replay needs only the seen-set for deduplication; its frontier is thrown away.
+    scratch = build_frontier(config.politeness, CrawlStats(), window=1 << 30)
+    scratch.restore(db.queued_urls(), {})
+    replayer = Pipeline(config, frontier=scratch, stats=CrawlStats(), warc=None, cdxj=cdxj, db=db)
+    return replay(config.out / "warc", db, replayer, cdxj)
 
 
 def _exchanges(path: Path) -> Iterator[tuple[Job, FetchResult, WarcLocation]]:
@@ -194,7 +208,12 @@ def _warc_time(value: str) -> float:
     return 0.0
 
 
-def rebuild_stats(db: MetadataDB, saved: dict[str, Any] | None, concurrency: int) -> CrawlStats:
+def rebuild_stats(
+    db: MetadataDB,
+    saved: dict[str, Any] | None,
+    concurrency: int,
+    keep: Callable[[str], bool] | None = None,
+) -> CrawlStats:
     """Statistics of the crawl so far, recounted from the database rows.
 
     Counters the rows cannot give (URLs refused by robots.txt or scope, retries that a later
@@ -203,6 +222,8 @@ def rebuild_stats(db: MetadataDB, saved: dict[str, Any] | None, concurrency: int
     stats = CrawlStats(concurrency=concurrency)
     created = float(db.get_meta("created_at") or stats.started)
     for host, status, error, length, elapsed, fetched_at, _url, kind in db.page_facts():
+        if keep is not None and not keep(host):
+            continue
         stats.requests += 1
         entry = stats.host(host)
         entry.time_spent += elapsed or 0.0

@@ -174,7 +174,8 @@ class MetadataDB:
         except OSError as exc:
             raise StoreError(f"cannot create folder for {path}: {exc.strerror}") from exc
         with self._sqlite("open"):
-            self._conn = sqlite3.connect(path, isolation_level=None)
+            # Worker processes of one crawl share the file: wait for the write lock, don't fail.
+            self._conn = sqlite3.connect(path, isolation_level=None, timeout=120.0)
         try:
             with self._sqlite("open"):
                 # The schema is checked first, so a foreign or damaged file is refused before
@@ -264,6 +265,16 @@ class MetadataDB:
             " ELSE 'other' END FROM pages"
         )
 
+    def backlog_counts(self) -> dict[str, int]:
+        """Spilled, unfetched URLs per host (after ``prepare_resume``), without writing."""
+        return {
+            str(host): int(count)
+            for host, count in self._query(
+                "SELECT host, count(*) FROM urls WHERE spilled = 1 AND discovered_at IS NOT NULL"
+                " AND NOT EXISTS (SELECT 1 FROM pages WHERE pages.url = urls.url) GROUP BY host"
+            )
+        }
+
     def queued_urls(self) -> Iterator[str]:
         """Every URL ever queued or fetched (the seen-set's content)."""
         for (url,) in self._query(
@@ -304,7 +315,7 @@ class MetadataDB:
             return
         conn = self._conn
         with self._sqlite("write"):
-            conn.execute("BEGIN")
+            conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.executemany(_INSERT_PAGE, self._pages)
                 conn.executemany(_INSERT_DISCOVERED, self._discovered)

@@ -1,0 +1,100 @@
+"""Splitting one crawl across worker processes by host, as seed 002's dispatcher does.
+
+Every host belongs to exactly one worker (a hash of its name), so robots.txt, politeness and
+the seen-set stay local to that worker. A link to a host owned elsewhere is buffered and sent
+up to the coordinator, which forwards it to the owner; because every cross-worker batch passes
+through the coordinator, it can tell exactly when the whole crawl has run dry (every worker
+idle and every forwarded batch processed), with no guessing about messages in flight.
+
+Messages, all plain tuples (they cross process boundaries):
+
+    worker -> coordinator   ("urls", dest, [(url, depth, referrer), ...])
+                            ("idle", worker, batches_processed)
+                            ("done", worker, stats_snapshot)
+    coordinator -> worker   ("urls", [(url, depth, referrer), ...])
+                            ("stop", reason)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.queues import Queue
+from typing import Any
+from urllib.parse import urlsplit
+
+Discovery = tuple[str, int, str | None]  # url, depth, referrer
+FLUSH_AT = 256  # URLs buffered for one destination before a batch is sent
+
+
+def owner(url: str, workers: int) -> int:
+    """The worker that owns ``url``: a stable hash of its host name (scheme and port aside,
+    so the https and http forms of a seed land on the same worker)."""
+    host = (urlsplit(url).hostname or "").encode()
+    return int.from_bytes(hashlib.blake2b(host, digest_size=4).digest(), "big") % workers
+
+
+@dataclass(slots=True)
+class Part:
+    """One worker's place in a partitioned crawl, and its channels to the coordinator."""
+
+    index: int
+    count: int
+    up: Queue[Any]
+    inbox: Queue[Any]
+    processed: int = 0
+    _outgoing: dict[int, list[Discovery]] = field(default_factory=dict)
+    _idle_reported: bool = False
+
+    def mine(self, url: str) -> bool:
+        return owner(url, self.count) == self.index
+
+    def forward(self, url: str, depth: int, referrer: str | None) -> None:
+        dest = owner(url, self.count)
+        batch = self._outgoing.setdefault(dest, [])
+        batch.append((url, depth, referrer))
+        if len(batch) >= FLUSH_AT:
+            self.up.put(("urls", dest, batch))
+            self._outgoing[dest] = []
+        self._idle_reported = False
+
+    def flush(self) -> None:
+        for dest, batch in self._outgoing.items():
+            if batch:
+                self.up.put(("urls", dest, batch))
+        self._outgoing.clear()
+
+    def report_idle(self) -> None:
+        """Tell the coordinator this worker has nothing left (once per idle spell)."""
+        if self._idle_reported:
+            return
+        self.flush()
+        self.up.put(("idle", self.index, self.processed))
+        self._idle_reported = True
+
+    def busy(self) -> None:
+        self._idle_reported = False
+
+    def listen(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        on_urls: Callable[[list[Discovery]], None],
+        on_stop: Callable[[str], None],
+    ) -> threading.Thread:
+        """Read the inbox on a thread and hand each message to the event loop."""
+
+        def run() -> None:
+            while True:
+                message = self.inbox.get()
+                if message[0] == "urls":
+                    loop.call_soon_threadsafe(on_urls, message[1])
+                else:
+                    loop.call_soon_threadsafe(on_stop, message[1])
+                    return
+
+        thread = threading.Thread(target=run, name=f"inbox-{self.index}", daemon=True)
+        thread.start()
+        return thread

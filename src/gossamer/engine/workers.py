@@ -1,0 +1,221 @@
+"""``gossamer crawl --workers N``: one coordinator process and N crawler processes.
+
+The coordinator locks the folder, does the resume work a single crawler would (torn-tail
+repair, WARC replay, backlog), starts the workers, forwards URLs between them (see
+``partition.py``) and stops them all when every worker is idle with every forwarded batch
+processed. Workers share ``crawl.db`` (SQLite serialises their batches) and write their own
+WARC files (``gossamer-wK-...``) and CDXJ lines; at the end the coordinator merges the index,
+recounts the statistics from the database and writes the reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import queue
+import signal
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from gossamer.config import CrawlConfig, config_from_json, config_to_json
+from gossamer.engine.crawler import Crawler
+from gossamer.engine.partition import Part
+from gossamer.engine.resume import (
+    CrawlLock,
+    catch_up,
+    load_snapshot,
+    rebuild_stats,
+    repair_last_warc,
+    save_snapshot,
+)
+from gossamer.errors import GossamerError, SeedError, StoreError
+from gossamer.seeds import SeedList
+from gossamer.stats import CrawlStats
+from gossamer.store import CdxjWriter, MetadataDB, write_reports
+from gossamer.store.cdxj import repair_cdxj, sort_cdxj
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkersOutcome:
+    stats: CrawlStats
+    reason: str
+
+
+def _share(total: int | None, index: int, count: int) -> int | None:
+    """Worker ``index``'s part of a page target (the parts add up to the target)."""
+    if total is None:
+        return None
+    return total // count + (1 if index < total % count else 0)
+
+
+def worker_main(  # noqa: PLR0917 - a process target takes its arguments positionally
+    config_data: dict[str, Any],
+    out: str,
+    seeds: SeedList,
+    index: int,
+    count: int,
+    up: multiprocessing.Queue[Any],
+    inbox: multiprocessing.Queue[Any],
+) -> None:
+    """Entry point of one worker process."""
+    # Ctrl-C reaches the whole process group; the coordinator decides what it means.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    config = config_from_json(config_data, Path(out))
+    config = replace(config, max_pages=_share(config.max_pages, index, count), progress=False)
+    part = Part(index=index, count=count, up=up, inbox=inbox)
+    error = ""
+    snapshot: dict[str, object] = {}
+    try:
+        outcome = asyncio.run(Crawler(config, seeds, part=part).run())
+        snapshot = outcome.stats.snapshot()
+        snapshot["reason"] = outcome.reason
+    except SeedError:
+        snapshot = {"reason": "no seeds"}
+    except GossamerError as exc:
+        error = str(exc)
+    up.put(("done", index, snapshot, error))
+
+
+def _prepare(config: CrawlConfig, db: MetadataDB) -> bool:
+    """The single-process part of a resume; True when the folder held a crawl."""
+    out = config.out
+    resuming = (
+        db.discovered_count() > 0 or db.page_count() > 0 or any((out / "warc").glob("*.warc.gz"))
+    )
+    if not resuming:
+        return False
+    repair_last_warc(out / "warc")
+    for index in sorted(out.glob("index*.cdxj")):
+        repair_cdxj(index)
+    with contextlib.closing(CdxjWriter(out / "index.cdxj")) as cdxj:
+        replayed = catch_up(config, db, cdxj)
+    db.prepare_resume()
+    log.warning("resuming crawl in %s with workers: %d records replayed", out, replayed)
+    return True
+
+
+def _merge_indexes(out: Path) -> None:
+    target = out / "index.cdxj"
+    with target.open("a", encoding="utf-8") as merged:
+        for part in sorted(out.glob("index-w*.cdxj")):
+            merged.write(part.read_text(encoding="utf-8"))
+            part.unlink()
+    sort_cdxj(target)
+
+
+def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutcome:
+    out = config.out
+    started = time.time()
+    with CrawlLock(out):
+        db = MetadataDB(out / "crawl.db")
+        try:
+            _prepare(config, db)
+            saved = load_snapshot(db)
+        finally:
+            db.close()
+        context = multiprocessing.get_context("spawn")
+        up: multiprocessing.Queue[Any] = context.Queue()
+        inboxes: list[multiprocessing.Queue[Any]] = [context.Queue() for _ in range(count)]
+        data = config_to_json(config)
+        processes = [
+            context.Process(
+                target=worker_main,
+                args=(data, str(out), seeds, k, count, up, inboxes[k]),
+                name=f"gossamer-worker-{k}",
+            )
+            for k in range(count)
+        ]
+        for process in processes:
+            process.start()
+        reason, errors, snapshots = _coordinate(up, inboxes, count, config.report_interval)
+        for process in processes:
+            process.join()
+        db = MetadataDB(out / "crawl.db")
+        try:
+            _merge_indexes(out)
+            carried = {
+                "skipped_robots": sum(int(s.get("skipped_robots", 0)) for s in snapshots),
+                "skipped_other": sum(int(s.get("skipped_other", 0)) for s in snapshots),
+                "duration_seconds": float((saved or {}).get("duration_seconds", 0.0))
+                + time.time()
+                - started,
+            }
+            stats = rebuild_stats(db, carried, config.concurrency * count)
+            stats.started = time.time()
+            write_reports(out, stats, db)
+            save_snapshot(db, stats)
+        finally:
+            db.close()
+    if errors:
+        raise StoreError(errors[0])
+    if stats.responses == 0 and reason == "exhausted":
+        raise SeedError(f"bad seed: none of the {len(seeds.seeds)} seeds could be fetched")
+    return WorkersOutcome(stats, reason)
+
+
+def _coordinate(
+    up: multiprocessing.Queue[Any],
+    inboxes: list[multiprocessing.Queue[Any]],
+    count: int,
+    report_interval: float,
+) -> tuple[str, list[str], list[dict[str, Any]]]:
+    """Forward URLs, detect the end, stop everyone; returns (reason, errors, snapshots)."""
+    delivered = [0] * count
+    idle = [False] * count
+    done: dict[int, dict[str, Any]] = {}
+    errors: list[str] = []
+    stopping = ""
+
+    def stop_all(why: str) -> None:
+        nonlocal stopping
+        if stopping:
+            return
+        stopping = why
+        for k, inbox in enumerate(inboxes):
+            if k not in done:
+                inbox.put(("stop", why))
+
+    previous = {
+        sig: signal.signal(sig, lambda *_: stop_all("signal"))
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        while len(done) < count:
+            try:
+                message = up.get(timeout=report_interval)
+            except queue.Empty:
+                continue
+            kind = message[0]
+            if kind == "urls":
+                _, dest, batch = message
+                if dest in done:
+                    continue  # that worker has finished (its page target): nothing to do
+                inboxes[dest].put(("urls", batch))
+                delivered[dest] += 1
+                idle[dest] = False
+            elif kind == "idle":
+                _, k, processed = message
+                idle[k] = processed == delivered[k]
+            elif kind == "done":
+                _, k, snapshot, error = message
+                done[k] = snapshot
+                idle[k] = True
+                if error:
+                    errors.append(error)
+                    stop_all("store error")
+            if not stopping and all(idle):
+                stop_all("exhausted")
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    reasons = {str(s.get("reason", "")) for s in done.values()}
+    reason = stopping or ("target" if reasons == {"target"} else "exhausted")
+    if stopping == "exhausted" and "target" in reasons:
+        reason = "target"
+    return reason, errors, list(done.values())
