@@ -1,0 +1,102 @@
+"""A crawl split over worker processes by host: as polite and complete as one process."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from warcio.archiveiterator import ArchiveIterator
+
+from gossamer.engine.partition import owner
+from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
+
+from .conftest import RESOLVE
+
+WARCIO = Path(sys.executable).parent / "warcio"
+CONFIG = "[politeness]\ndelay = 0.0\nrobots_retry_delay = 0.2\nrobots_retries = 1\n"
+
+
+def crawl(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gossamer", "crawl", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+
+
+def test_owner_is_stable_and_ignores_scheme_and_port() -> None:
+    assert owner("https://a.test/x", 4) == owner("http://a.test:8080/y", 4)
+    spread = Counter(owner(f"http://h{i}.test/", 2) for i in range(1000))
+    assert min(spread.values()) > 400
+
+
+def test_two_workers_crawl_politely_and_completely(tmp_path: Path) -> None:
+    web = build_web(WebSpec(seed=4, hosts=20, pages_per_host=25, latency=0.003))
+    with ThreadedTestWeb(web) as site:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("\n".join(site.seeds()) + "\n")
+        config = tmp_path / "c.toml"
+        config.write_text(CONFIG + "[scope]\nmax_depth = 25\n")
+        out = tmp_path / "out"
+        result = crawl(
+            seeds, "--out", out, "--resolve", RESOLVE, "--config", config, "--workers", "2",
+            "--concurrency", "8",
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        report = site.report()
+        requests = Counter(site.audit.fetched())
+    assert report.ok(), report.summary()
+    warcs = sorted((out / "warc").glob("*.warc.gz"))
+    assert {p.name.split("-")[1] for p in warcs} == {"w0", "w1"}
+    stored: Counter[str] = Counter()
+    for path in warcs:
+        assert subprocess.run([WARCIO, "check", str(path)], check=False).returncode == 0
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type == "response":
+                    stored[record.rec_headers.get_header("WARC-Target-URI")] += 1
+    conn = sqlite3.connect(out / "crawl.db")
+    rows = {u for (u,) in conn.execute("SELECT url FROM pages WHERE warc_file IS NOT NULL")}
+    pages = conn.execute(
+        "SELECT count(*) FROM pages WHERE purpose = 'page' AND status BETWEEN 200 AND 299"
+        " AND error IS NULL"
+    ).fetchone()[0]
+    conn.close()
+    assert rows == set(stored)
+    stats = json.loads((out / "reports" / "stats.json").read_text())
+    assert stats["pages"] == pages
+    index = (out / "index.cdxj").read_text().splitlines()
+    assert index == sorted(index) and len(index) == sum(stored.values())
+    assert not list(out.glob("index-w*.cdxj"))
+    # Each host was crawled by one worker only: its WARC records sit in one writer's files.
+    writers: dict[str, set[str]] = {}
+    for path in warcs:
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type == "response":
+                    url = record.rec_headers.get_header("WARC-Target-URI")
+                    writers.setdefault(url.split("/")[2], set()).add(path.name.split("-")[1])
+    assert all(len(names) == 1 for names in writers.values())
+    assert max(requests.values()) <= 2  # robots.txt only, never a page twice
+
+
+def test_page_target_is_shared_between_workers(tmp_path: Path) -> None:
+    web = build_web(WebSpec(seed=4, hosts=20, pages_per_host=25, latency=0.003))
+    with ThreadedTestWeb(web) as site:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("\n".join(site.seeds()) + "\n")
+        config = tmp_path / "c.toml"
+        config.write_text(CONFIG)
+        out = tmp_path / "out"
+        result = crawl(
+            seeds, "--out", out, "--resolve", RESOLVE, "--config", config, "--workers", "2",
+            "--max-pages", "61",
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Crawled 61 in" in result.stdout
