@@ -7,6 +7,14 @@ belong to that crawler alone. Pages are counted on the server side, from the tes
 which also judges both crawlers' politeness with the same rules. Each crawl gets a fresh server,
 so neither crawler finds the other's pages already rendered.
 
+``--gossamer-workers 1 2`` crawls once per worker count (``gossamer crawl --workers N``: a
+coordinator process and N crawler processes). ``os.wait4`` on the coordinator reports CPU time
+of the coordinator plus every child it waited for (it joins its workers), so CPU covers the
+whole crawl; its ``ru_maxrss`` is the largest single process, not their sum. The sum comes from
+sampling ``/proc`` for the crawler's process tree every 0.1 s (RSS, which counts shared library
+pages once per process, and PSS, which splits them). The benchmark process's own CPU during a
+crawl is the test web's (minus the sampler's), so the reader can see where the cores went.
+
 Scrapy lives in its own virtualenv, ``benchmarks/.venv-scrapy`` (created on first use), never in
 the project's. Both crawlers get the same page budget, concurrency and politeness: one request
 in flight per host, no delay between requests, robots.txt obeyed. The web has no Crawl-delay
@@ -15,7 +23,10 @@ hosts, because Scrapy ignores Crawl-delay and the comparison is about speed.
     .venv/bin/python benchmarks/compare_scrapy.py --hosts 200 --pages 100 --budget 15000 \\
         --gossamer-commit HEAD --quiet-wait 240 --json /tmp/a.json
     .venv/bin/python benchmarks/compare_scrapy.py --merge /tmp/a.json /tmp/b.json /tmp/c.json
+    .venv/bin/python benchmarks/compare_scrapy.py --gossamer-workers 1 2 --repeat 3
     .venv/bin/python benchmarks/compare_scrapy.py --scenario latency --latency 0.5  # Gossamer
+    .venv/bin/python benchmarks/compare_scrapy.py --scenario latency --latency 0.1 --delay 1 \\
+        --hosts 1000 --seed-hosts 1000 --pages 25 --gossamer-workers 1 2
     .venv/bin/python benchmarks/compare_scrapy.py --profile /tmp/prof  # py-spy, Gossamer
 
 It prints one JSON document and, for the comparison, markdown tables (medians, then each run).
@@ -33,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Sequence

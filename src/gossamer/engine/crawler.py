@@ -101,10 +101,8 @@ class Crawler:
                 with contextlib.suppress(StoreError):
                     db.close()
 
-    def _frontier(self, db: MetadataDB, stats: CrawlStats, backlog: bool = True) -> Frontier:
-        return build_frontier(
-            self._config.politeness, stats, backlog=DatabaseBacklog(db) if backlog else None
-        )
+    def _frontier(self, db: MetadataDB, stats: CrawlStats) -> Frontier:
+        return build_frontier(self._config.politeness, stats, backlog=DatabaseBacklog(db))
 
     def _resume(self, db: MetadataDB, cdxj: CdxjWriter) -> Frontier:
         """Bring the database level with the WARC files, then rebuild stats and frontier."""
@@ -228,9 +226,7 @@ class Crawler:
     ) -> None:
         jobs: asyncio.Queue[Job | None] = asyncio.Queue(maxsize=self._config.concurrency)
         workers = self._config.concurrency
-        reporter = asyncio.create_task(
-            self._report_loop(db) if self._part is None else asyncio.sleep(0)
-        )
+        reporter = asyncio.create_task(self._report_loop(db))
         painter = asyncio.create_task(progress.run())
         try:
             async with asyncio.TaskGroup() as group:
@@ -328,6 +324,8 @@ class Crawler:
                 self._fail(exc)
 
     async def _report_loop(self, db: MetadataDB) -> None:
+        if self._part is not None:
+            return  # a worker leaves the reports to the coordinator, which sees the whole crawl
         interval = self._config.report_interval
         while True:
             # A timer, not a wait for a condition: reports are rewritten on a fixed period.

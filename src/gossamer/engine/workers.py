@@ -17,6 +17,7 @@ import multiprocessing
 import queue
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -133,7 +134,14 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
         ]
         for process in processes:
             process.start()
-        reason, errors, snapshots = _coordinate(up, inboxes, count, config.report_interval)
+
+        def report() -> None:
+            # A crash of the coordinator still leaves reports at most one interval old.
+            with contextlib.closing(MetadataDB(out / "crawl.db")) as live:
+                interim = rebuild_stats(live, saved, config.concurrency * count)
+                write_reports(out, interim, live)
+
+        reason, errors, snapshots = _coordinate(up, inboxes, count, config.report_interval, report)
         for process in processes:
             process.join()
         db = MetadataDB(out / "crawl.db")
@@ -159,63 +167,82 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
     return WorkersOutcome(stats, reason)
 
 
+class _Coordinator:
+    """Forwards URL batches, tracks who is idle, and stops everyone at the end."""
+
+    def __init__(self, inboxes: list[multiprocessing.Queue[Any]]) -> None:
+        self._inboxes = inboxes
+        count = len(inboxes)
+        self.delivered = [0] * count
+        self.idle = [False] * count
+        self.done: dict[int, dict[str, Any]] = {}
+        self.errors: list[str] = []
+        self.stopping = ""
+
+    def stop_all(self, why: str) -> None:
+        if self.stopping:
+            return
+        self.stopping = why
+        for k, inbox in enumerate(self._inboxes):
+            if k not in self.done:
+                inbox.put(("stop", why))
+
+    def handle(self, message: tuple[Any, ...]) -> None:
+        kind = message[0]
+        if kind == "urls":
+            _, dest, batch = message
+            if dest in self.done:
+                return  # that worker has finished (its page target): nothing to do
+            self._inboxes[dest].put(("urls", batch))
+            self.delivered[dest] += 1
+            self.idle[dest] = False
+        elif kind == "idle":
+            _, k, processed = message
+            # Idle for real only once it has processed every batch forwarded to it so far.
+            self.idle[k] = processed == self.delivered[k]
+        elif kind == "done":
+            _, k, snapshot, error = message
+            self.done[k] = snapshot
+            self.idle[k] = True
+            if error:
+                self.errors.append(error)
+                self.stop_all("store error")
+        if not self.stopping and all(self.idle):
+            self.stop_all("exhausted")
+
+    def reason(self) -> str:
+        reasons = {str(s.get("reason", "")) for s in self.done.values()}
+        if self.stopping in ("", "exhausted") and "target" in reasons:
+            return "target"
+        return self.stopping or "exhausted"
+
+
 def _coordinate(
     up: multiprocessing.Queue[Any],
     inboxes: list[multiprocessing.Queue[Any]],
     count: int,
     report_interval: float,
+    report: Callable[[], None],
 ) -> tuple[str, list[str], list[dict[str, Any]]]:
-    """Forward URLs, detect the end, stop everyone; returns (reason, errors, snapshots)."""
-    delivered = [0] * count
-    idle = [False] * count
-    done: dict[int, dict[str, Any]] = {}
-    errors: list[str] = []
-    stopping = ""
-
-    def stop_all(why: str) -> None:
-        nonlocal stopping
-        if stopping:
-            return
-        stopping = why
-        for k, inbox in enumerate(inboxes):
-            if k not in done:
-                inbox.put(("stop", why))
-
+    """Run the coordinator until every worker is done; returns (reason, errors, snapshots)."""
+    coordinator = _Coordinator(inboxes)
     previous = {
-        sig: signal.signal(sig, lambda *_: stop_all("signal"))
+        sig: signal.signal(sig, lambda *_: coordinator.stop_all("signal"))
         for sig in (signal.SIGINT, signal.SIGTERM)
     }
+    last_report = time.monotonic()
     try:
-        while len(done) < count:
+        while len(coordinator.done) < count:
+            if time.monotonic() - last_report >= report_interval:
+                with contextlib.suppress(StoreError):
+                    report()
+                last_report = time.monotonic()
             try:
                 message = up.get(timeout=report_interval)
             except queue.Empty:
                 continue
-            kind = message[0]
-            if kind == "urls":
-                _, dest, batch = message
-                if dest in done:
-                    continue  # that worker has finished (its page target): nothing to do
-                inboxes[dest].put(("urls", batch))
-                delivered[dest] += 1
-                idle[dest] = False
-            elif kind == "idle":
-                _, k, processed = message
-                idle[k] = processed == delivered[k]
-            elif kind == "done":
-                _, k, snapshot, error = message
-                done[k] = snapshot
-                idle[k] = True
-                if error:
-                    errors.append(error)
-                    stop_all("store error")
-            if not stopping and all(idle):
-                stop_all("exhausted")
+            coordinator.handle(message)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    reasons = {str(s.get("reason", "")) for s in done.values()}
-    reason = stopping or ("target" if reasons == {"target"} else "exhausted")
-    if stopping == "exhausted" and "target" in reasons:
-        reason = "target"
-    return reason, errors, list(done.values())
+    return coordinator.reason(), coordinator.errors, list(coordinator.done.values())
