@@ -258,3 +258,22 @@ def test_page_target_and_statistics_carry_over_a_resume(
     assert "Crawled 50 in" in result.stdout
     # The pages of the first run are not fetched again.
     assert not set(site.audit.fetched()[already:]) & first_run
+
+
+def test_bare_domain_seed_falls_back_from_https_to_http(
+    site: ThreadedTestWeb, tmp_path: Path
+) -> None:
+    # The test web speaks plain HTTP only, so https://... fails its TLS handshake.
+    bare = site.seeds()[0].removeprefix("http://").rstrip("/")
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(f"# a bare host:port, as a user would type it\n{bare}\n")
+    result = gossamer(
+        "crawl", seeds, "--out", tmp_path / "out", "--resolve", RESOLVE, "--max-pages", "5",
+        "--delay", "0",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Crawled 5 in" in result.stdout
+    conn = sqlite3.connect(tmp_path / "out" / "crawl.db")
+    schemes = {u.split(":")[0] for (u,) in conn.execute("SELECT url FROM pages")}
+    conn.close()
+    assert schemes == {"https", "http"}
