@@ -42,7 +42,7 @@ def cdxj_line(result: FetchResult, location: WarcLocation) -> str:
     if content_type is not None:
         fields["mime"] = _MIME_END.split(content_type, maxsplit=1)[0].strip()
     fields["status"] = str(result.status)
-    fields["digest"] = payload_digest(result.body)
+    fields["digest"] = location.digest or payload_digest(result.body)
     fields["length"] = str(location.length)
     fields["offset"] = str(location.offset)
     fields["filename"] = location.filename

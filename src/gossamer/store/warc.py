@@ -50,6 +50,7 @@ class WarcLocation:
     filename: str  # base name of the WARC file
     offset: int  # byte offset of the response record's gzip member
     length: int  # compressed length of that member
+    digest: str = ""  # the record's WARC-Payload-Digest, when the writer knows it
 
 
 def warc_date(epoch_seconds: float) -> str:
@@ -122,14 +123,15 @@ class WarcStore:
             raise ValueError(f"no HTTP response to archive for {result.url}")
         date = warc_date(result.started_at)
         response_id = self._make_id()
-        response = self._compress(self._response_record(result, date, response_id))
+        digest = payload_digest(result.body)
+        response = self._compress(self._response_record(result, date, response_id, digest))
         request = self._compress(self._request_record(result, date, response_id))
         blob = response + request
         if metadata:
             blob += self._compress(self._metadata_record(result.url, date, response_id, metadata))
         if self._out is None or (self._pairs and self._size + len(blob) > self._max_file_bytes):
             self._open_next()
-        location = WarcLocation(self._files[-1].name, self._size, len(response))
+        location = WarcLocation(self._files[-1].name, self._size, len(response), digest)
         self._append(blob)
         self._pairs += 1
         return location
@@ -152,7 +154,9 @@ class WarcStore:
 
     # -- records ---------------------------------------------------------------------------
 
-    def _response_record(self, result: FetchResult, date: str, record_id: str) -> bytes:
+    def _response_record(
+        self, result: FetchResult, date: str, record_id: str, digest: str
+    ) -> bytes:
         reason = result.reason or _standard_reason(result.status)
         http_headers = StatusAndHeaders(
             f"{result.status} {reason}".rstrip(),
@@ -168,7 +172,7 @@ class WarcStore:
         if result.remote_ip:
             warc_headers["WARC-IP-Address"] = result.remote_ip
         # Given here, warcio skips its own pass over the body for this digest.
-        warc_headers["WARC-Payload-Digest"] = payload_digest(result.body)
+        warc_headers["WARC-Payload-Digest"] = digest
         if result.truncated:
             warc_headers["WARC-Truncated"] = "length"
         return self._build(result.url, "response", warc_headers, http_headers, result.body)
