@@ -11,7 +11,8 @@ polite and complete::
 """
 
 from gossamer.testweb.audit import Audit, AuditReport
-from gossamer.testweb.model import Web, WebSpec, build_web
+from gossamer.testweb.generate import build_web
+from gossamer.testweb.model import Web, WebSpec
 from gossamer.testweb.server import TestWebServer, ThreadedTestWeb, serve_forever
 
 __all__ = [

@@ -30,6 +30,7 @@ from typing import Self
 from aiohttp.web import BaseRequest, Response, Server, ServerRunner, StreamResponse, TCPSite
 
 from gossamer.testweb.audit import Audit, AuditReport
+from gossamer.testweb.generate import build_web
 from gossamer.testweb.model import (
     DOMAIN,
     VOCABULARY,
@@ -39,7 +40,6 @@ from gossamer.testweb.model import (
     Role,
     Web,
     WebSpec,
-    build_web,
 )
 from gossamer.testweb.pdf import make_pdf
 

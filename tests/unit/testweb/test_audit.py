@@ -11,7 +11,8 @@ import aiohttp
 import pytest
 
 from gossamer.testweb.audit import CLOCK_SLACK, Audit
-from gossamer.testweb.model import Kind, RobotsVariant, Role, Web, WebSpec, build_web
+from gossamer.testweb.generate import build_web
+from gossamer.testweb.model import Kind, RobotsVariant, Role, Web, WebSpec
 from gossamer.testweb.server import TestWebServer
 
 from . import SMALL_HOSTS, SMALL_PAGES, ManualClock, loopback_session, robots_allows, robots_delay

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gossamer.testweb.generate import build_web
 from gossamer.testweb.model import (
     EXPECTED_KINDS,
     HTML_KINDS,
@@ -14,7 +15,6 @@ from gossamer.testweb.model import (
     Role,
     Web,
     WebSpec,
-    build_web,
 )
 
 from . import SMALL_HOSTS, SMALL_PAGES, robots_allows

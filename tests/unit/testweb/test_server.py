@@ -16,7 +16,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from gossamer.testweb.model import Kind, RobotsVariant, Role, Web, WebSpec, build_web
+from gossamer.testweb.generate import build_web
+from gossamer.testweb.model import Kind, RobotsVariant, Role, Web, WebSpec
 from gossamer.testweb.server import LARGE_BYTES, TestWebServer, ThreadedTestWeb
 
 from . import SMALL_HOSTS, SMALL_PAGES, ManualClock, loopback_session

@@ -1,0 +1,323 @@
+"""Test web, generation: draw hosts, pages, links and special cases from one seeded stream.
+
+``build_web`` turns a :class:`~gossamer.testweb.model.WebSpec` into a
+:class:`~gossamer.testweb.model.Web`; the same spec always yields the same web, down to every
+link and robots.txt rule.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from gossamer.testweb.model import (
+    DOMAIN,
+    HTML_KINDS,
+    VOCABULARY,
+    HostInfo,
+    Kind,
+    Link,
+    Resource,
+    RobotsVariant,
+    Role,
+    Web,
+    WebSpec,
+)
+
+
+def build_web(spec: WebSpec) -> Web:
+    """Generate the web that ``spec`` describes; deterministic in every detail."""
+    spec.validate()
+    return _Builder(spec).build()
+
+
+SECTIONS = ("articles", "news", "blog", "guides", "topics", "notes")
+CRAWL_DELAYS = (0.1, 0.15, 0.2, 0.25, 0.3)
+_FIXED_ROBOTS = {
+    Role.CRAWL_DELAY: RobotsVariant.CRAWL_DELAY,
+    Role.ROBOTS_ERROR: RobotsVariant.SERVER_ERROR,
+    Role.TRAP: RobotsVariant.OPEN,
+}
+# Every normal host gets one of these first; the rest of the normal hosts are STANDARD.
+_NORMAL_VARIANTS = (
+    RobotsVariant.STANDARD,
+    RobotsVariant.WILDCARD,
+    RobotsVariant.AGENT_GROUP,
+    RobotsVariant.MISSING,
+    RobotsVariant.REDIRECT,
+)
+_PRIVATE_IS_DISALLOWED = (RobotsVariant.STANDARD, RobotsVariant.AGENT_GROUP, RobotsVariant.REDIRECT)
+
+
+# Special resources that need nothing but a link from some ordinary page.
+_LINKED_SPECIALS = (
+    (Kind.RETRY, "busy", ".html"),
+    (Kind.GZIP, "compressed", ".html"),
+    (Kind.LATIN1, "charset", ".html"),
+    (Kind.CP1252, "charset", ".html"),
+    (Kind.LARGE, "big", ".html"),
+    (Kind.PNG, "img", ".png"),
+    *[(Kind.SLOW, "slow", ".html")] * 3,
+    *[(Kind.PDF, "docs", ".pdf")] * 3,
+)
+
+
+@dataclass(slots=True)
+class _Draft:
+    """A resource while the builder is still adding links to it."""
+
+    kind: Kind
+    status: int = 200
+    links: list[Link] = field(default_factory=list)
+    target: Link | None = None
+    disallowed: bool = False
+    body_key: str = ""
+    text: str = ""
+
+    def freeze(self) -> Resource:
+        links = tuple(self.links)
+        return Resource(
+            self.kind, self.status, links, self.target, self.disallowed, self.body_key, self.text
+        )
+
+
+class _Builder:
+    """Draws hosts, pages and links from one random stream, in a fixed order."""
+
+    def __init__(self, spec: WebSpec) -> None:
+        self.spec = spec
+        self.rng = random.Random(f"gossamer-testweb:{spec.seed}")
+        self.infos: list[HostInfo] = []
+        self.drafts: dict[tuple[str, str], _Draft] = {}
+        self.pages: dict[str, list[str]] = {}  # host -> its ordinary pages, root first
+        self.normal: list[str] = []
+        self.serial = 0
+
+    def build(self) -> Web:
+        for info in self._assign_roles():
+            self.infos.append(info)
+            self._populate(info)
+        self._link_hosts()
+        if self.spec.special_hosts:
+            self._add_specials()
+        resources = {key: draft.freeze() for key, draft in self.drafts.items()}
+        return Web(self.spec, self.infos, resources, trap_year=self.rng.randrange(1990, 2030))
+
+    def _assign_roles(self) -> list[HostInfo]:
+        spec, rng = self.spec, self.rng
+        roles = [Role.TRAP, Role.ROBOTS_ERROR] if spec.special_hosts else []
+        if spec.crawl_delay_hosts:
+            roles += [Role.CRAWL_DELAY] * min(3, max(1, spec.hosts // 10))
+        if len(roles) >= spec.hosts:
+            raise ValueError(f"hosts={spec.hosts} leaves no normal host; need {len(roles) + 1}")
+        roles += [Role.NORMAL] * (spec.hosts - len(roles))
+        rng.shuffle(roles)
+        normal_count = roles.count(Role.NORMAL)
+        variants = list(_NORMAL_VARIANTS[:normal_count])
+        variants += [RobotsVariant.STANDARD] * (normal_count - len(variants))
+        rng.shuffle(variants)
+        infos = []
+        for index, role in enumerate(roles):
+            variant = variants.pop() if role is Role.NORMAL else _FIXED_ROBOTS[role]
+            delay = rng.choice(CRAWL_DELAYS) if role is Role.CRAWL_DELAY else 0.0
+            infos.append(HostInfo(f"site-{index:03d}.{DOMAIN}", role, variant, delay))
+        return infos
+
+    def _populate(self, info: HostInfo) -> None:
+        host = info.name
+        if info.role is Role.TRAP:
+            open_rules = "User-agent: *\nDisallow:\n"
+            self.drafts[(host, "/robots.txt")] = _Draft(Kind.ROBOTS, text=open_rules)
+            return
+        count = {Role.NORMAL: self.spec.pages_per_host, Role.CRAWL_DELAY: 5}.get(info.role, 4)
+        pages = self._ordinary_pages(host, count)
+        if info.role is Role.NORMAL:
+            self.normal.append(host)
+        if info.robots is RobotsVariant.SERVER_ERROR:
+            self.drafts[(host, "/robots.txt")] = _Draft(Kind.ERROR, status=500)
+            for path in pages:
+                self.drafts[(host, path)].disallowed = True
+            return
+        text, extras = self._robots_rules(info, pages)
+        if info.robots is RobotsVariant.MISSING:
+            self.drafts[(host, "/robots.txt")] = _Draft(Kind.ERROR, status=404)
+        elif info.robots is RobotsVariant.REDIRECT:
+            moved = Link(host, "/robots-real.txt")
+            self.drafts[(host, "/robots.txt")] = _Draft(Kind.REDIRECT, 301, target=moved)
+            self.drafts[(host, moved.path)] = _Draft(Kind.ROBOTS, text=text)
+        else:
+            self.drafts[(host, "/robots.txt")] = _Draft(Kind.ROBOTS, text=text)
+        # Pages behind the rules are linked from allowed pages, so a careless crawler finds them.
+        for path, disallowed in extras:
+            self.drafts[(host, path)] = _Draft(
+                Kind.PAGE, links=self._sample_links(host, 3), disallowed=disallowed
+            )
+            for _ in range(self.rng.randint(1, 2)):
+                source = self.drafts[(host, self.rng.choice(pages))]
+                source.links.append(self._same_host(host, path))
+
+    def _robots_rules(self, info: HostInfo, pages: list[str]) -> tuple[str, list[tuple[str, bool]]]:
+        """robots.txt text for a host and the extra pages its rules decide, with the verdict."""
+        word = self._word
+        variant = info.robots
+        if variant is RobotsVariant.WILDCARD:
+            text = (
+                "User-agent: *\nDisallow: /archive/\nAllow: /archive/public/\n"
+                "Disallow: /*.cgi$\nDisallow: /*?print=\n"
+            )
+            # The query counts when matching: '$' anchors at the end of path plus query.
+            return text, [
+                (f"/archive/{word()}.html", True),
+                (f"/archive/public/{word()}.html", False),
+                ("/search.cgi", True),
+                (f"/search.cgi?q={word()}", False),
+                (f"{pages[-1]}?print=1", True),
+            ]
+        if variant is RobotsVariant.AGENT_GROUP:
+            # The 'gossamer' group replaces '*' entirely, so /beta/ is open to gossamer.
+            text = (
+                "User-agent: *\nDisallow: /private/\nDisallow: /beta/\n\n"
+                "User-agent: otherbot\nDisallow: /\n\n"
+                # Capitalised on purpose: product tokens match case-insensitively.
+                "User-agent: Gossamer\nDisallow: /private/\nDisallow: /drafts/\n"
+                "Disallow: /members\n"
+            )
+            return text, [
+                (f"/private/{word()}.html", True),
+                (f"/drafts/{word()}.html", True),
+                ("/members.html", True),
+                (f"/members/{word()}.html", True),
+                (f"/beta/{word()}.html", False),
+            ]
+        if variant is RobotsVariant.STANDARD:
+            text = (
+                "# Keep crawlers out of drafts and scratch space.\n"
+                "User-agent: *\nDisallow: /private/\nDisallow: /tmp/\n"
+            )
+            return text, [
+                (f"/private/{word()}-1.html", True),
+                (f"/private/{word()}-2.html", True),
+                (f"/tmp/{word()}.html", True),
+                (f"/private-notes/{word()}.html", False),  # shares a prefix, not the directory
+            ]
+        if variant is RobotsVariant.MISSING:  # robots.txt answers 404: nothing is off limits
+            return "", [(f"/private/{word()}.html", False)]
+        delay = f"Crawl-delay: {info.crawl_delay}\n" if info.crawl_delay else ""
+        return f"User-agent: *\n{delay}Disallow: /private/\n", [(f"/private/{word()}.html", True)]
+
+    def _ordinary_pages(self, host: str, count: int) -> list[str]:
+        rng = self.rng
+        pages = ["/"] + [
+            f"/{rng.choice(SECTIONS)}/{self._word()}-{index}.html" for index in range(1, count)
+        ]
+        self.pages[host] = pages
+        for path in pages:
+            self.drafts[(host, path)] = _Draft(Kind.PAGE)
+        for index, path in enumerate(pages):
+            links = self.drafts[(host, path)].links
+            if index + 1 < count:  # the chain keeps every page reachable from the root
+                links.append(self._same_host(host, pages[index + 1]))
+            for other in rng.sample(range(count - 1), min(count - 1, rng.randint(5, 15))):
+                links.append(self._same_host(host, pages[other if other < index else other + 1]))
+        return pages
+
+    def _link_hosts(self) -> None:
+        rng, normal = self.rng, self.normal
+        for position, host in enumerate(normal if len(normal) > 1 else ()):
+            # A ring of roots makes every normal host reachable from any seed.
+            self.drafts[(host, "/")].links.append(Link(normal[(position + 1) % len(normal)], "/"))
+            for path in self.pages[host]:
+                for _ in range(rng.randint(1, 3)):
+                    pick = rng.randrange(len(normal) - 1)
+                    other = normal[pick if pick < position else pick + 1]
+                    self.drafts[(host, path)].links.append(
+                        Link(other, rng.choice(self.pages[other]))
+                    )
+        for info in self.infos:
+            if info.role is not Role.NORMAL:
+                for _ in range(2):
+                    self._link_from_anywhere(Link(info.name, "/"))
+                for path in self.pages.get(info.name, ()):
+                    self.drafts[(info.name, path)].links.append(self._anywhere())
+
+    def _add_specials(self) -> None:
+        place, pick, redirect = self._place, self._pick, Kind.REDIRECT
+        host = pick()
+        place(host, "moved", redirect, 301, Link(host, place(host, "moved-to")), linked=True)
+        host = pick()
+        relative = Link(host, place(host, "renamed"), relative=True)
+        place(host, "old", redirect, 301, relative, linked=True)
+        host, other = pick(), pick()
+        place(host, "go", redirect, 302, Link(other, place(other, "landing")), linked=True)
+        host = pick()
+        end = place(host, "hop", redirect, 302, Link(host, place(host, "hop-end")))
+        place(host, "hop", redirect, 301, Link(host, end), linked=True)
+        host = pick()
+        first, second = self._path("loop"), self._path("loop")
+        self.drafts[(host, first)] = _Draft(Kind.REDIRECT, 302, target=Link(host, second))
+        self.drafts[(host, second)] = _Draft(Kind.REDIRECT, 302, target=Link(host, first))
+        self._link_from_anywhere(Link(host, first))
+        guarded = [h.name for h in self.infos if h.robots in _PRIVATE_IS_DISALLOWED]
+        if guarded:  # a crawler that follows redirects blindly ends up behind robots.txt
+            host = self.rng.choice(guarded)
+            hidden = place(host, "private", disallowed=True)
+            place(host, "shortcut", redirect, 301, Link(host, hidden), linked=True)
+        for status in (404, 404, 500):
+            place(pick(), "gone" if status == 404 else "broken", Kind.ERROR, status, linked=True)
+        for kind, prefix, suffix in _LINKED_SPECIALS:
+            place(pick(), prefix, kind, suffix=suffix, linked=True)
+        host = pick()
+        links = self._sample_links(host, 3)
+        key = f"duplicate:{host}:{self.serial}"
+        for _ in range(3):
+            path = self._path("copy")
+            self.drafts[(host, path)] = _Draft(Kind.DUPLICATE, links=links, body_key=key)
+            self._link_from_anywhere(Link(host, path))
+
+    # Small helpers, all drawing from the one random stream.
+
+    def _word(self) -> str:
+        return self.rng.choice(VOCABULARY)
+
+    def _pick(self) -> str:
+        return self.rng.choice(self.normal)
+
+    def _path(self, prefix: str, suffix: str = ".html") -> str:
+        self.serial += 1
+        return f"/{prefix}/{self._word()}-{self.serial}{suffix}"
+
+    def _same_host(self, host: str, path: str) -> Link:
+        return Link(host, path, relative=self.rng.random() < 0.5)
+
+    def _sample_links(self, host: str, count: int) -> list[Link]:
+        pages = self.pages[host]
+        return [self._same_host(host, p) for p in self.rng.sample(pages, min(count, len(pages)))]
+
+    def _anywhere(self) -> Link:
+        host = self._pick()
+        return Link(host, self.rng.choice(self.pages[host]))
+
+    def _link_from_anywhere(self, link: Link) -> None:
+        source = self._anywhere()
+        self.drafts[(source.host, source.path)].links.append(link)
+
+    def _place(
+        self,
+        host: str,
+        prefix: str,
+        kind: Kind = Kind.PAGE,
+        status: int = 200,
+        target: Link | None = None,
+        *,
+        suffix: str = ".html",
+        disallowed: bool = False,
+        linked: bool = False,
+    ) -> str:
+        """A new resource (HTML kinds link back to a few ordinary pages of their host);
+        ``linked`` also puts a link to it on some ordinary page."""
+        path = self._path(prefix, suffix)
+        links = self._sample_links(host, 3) if kind in HTML_KINDS else []
+        self.drafts[(host, path)] = _Draft(kind, status, links, target, disallowed)
+        if linked:
+            self._link_from_anywhere(Link(host, path))
+        return path
