@@ -10,10 +10,15 @@ so neither crawler finds the other's pages already rendered.
 ``--gossamer-workers 1 2`` crawls once per worker count (``gossamer crawl --workers N``: a
 coordinator process and N crawler processes). ``os.wait4`` on the coordinator reports CPU time
 of the coordinator plus every child it waited for (it joins its workers), so CPU covers the
-whole crawl; its ``ru_maxrss`` is the largest single process, not their sum. The sum comes from
-sampling ``/proc`` for the crawler's process tree every 0.1 s (RSS, which counts shared library
-pages once per process, and PSS, which splits them). The benchmark process's own CPU during a
-crawl is the test web's (minus the sampler's), so the reader can see where the cores went.
+whole crawl. Its ``ru_maxrss`` is no use for memory: it is the largest single process, and the
+kernel carries the RSS high-water mark of the image a child replaces at exec into it, so a child
+of this benchmark process never reports less than this process's own RSS (``/bin/true`` spawned
+from a 400 MB parent reports 410 MB). Memory therefore comes from sampling ``/proc`` for the
+crawler's process tree every 0.1 s: each process's ``VmHWM`` (its own exact high-water mark,
+whose largest is "peak RSS"), and the largest sums over the tree of RSS (shared library pages
+counted once per process) and of PSS (shared pages split between their processes). The
+benchmark process's own CPU during a crawl is the test web's (minus the sampler's), so the
+reader can see where the cores went.
 
 Scrapy lives in its own virtualenv, ``benchmarks/.venv-scrapy`` (created on first use), never in
 the project's. Both crawlers get the same page budget, concurrency and politeness: one request
@@ -54,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from gossamer.testweb import ThreadedTestWeb, Web, WebSpec, build_web
+from gossamer.testweb.audit import RequestRecord
 
 HERE = Path(__file__).resolve().parent
 PROJECT_BIN = Path(sys.executable).parent
@@ -73,24 +79,144 @@ REACTORS = {
 
 @dataclass(frozen=True, slots=True)
 class Exit:
-    """What the kernel reports about one finished child."""
+    """What the kernel reports about one finished child, and what sampling /proc saw."""
 
     status: int
     wall: float
-    cpu: float  # user + system seconds
-    peak_rss_mb: float
+    cpu: float  # user + system seconds, the child and every descendant it waited for
+    wait4_maxrss_mb: float  # includes this process's RSS at spawn: see the module docstring
+    started: float  # time.monotonic() at spawn, the test web audit's clock
+    tree: TreeUsage
+
+
+@dataclass(frozen=True, slots=True)
+class TreeUsage:
+    """The crawler's whole process tree, sampled from /proc every ``interval`` seconds."""
+
+    largest_process_mb: float  # largest VmHWM of any process in the tree
+    peak_rss_mb: float  # largest sum of RSS over the tree (shared pages counted per process)
+    peak_pss_mb: float  # largest sum of PSS (shared pages split between their processes)
+    processes: int  # most processes seen at once
+    cpu_by_role: dict[str, float]  # last sampled CPU seconds: root, worker, helper
+    sampler_cpu: float  # the sampler thread's own CPU, taken off the server's
+
+
+class TreeSampler(threading.Thread):
+    """Follow a process and its descendants in /proc until told to stop.
+
+    Samples are 0.1 s apart (a plain sleep: /proc has no event for "memory changed"), so peaks
+    between samples and the last 0.1 s of CPU are missed; wait4 stays the source for CPU.
+    """
+
+    def __init__(self, root: int, interval: float = 0.1) -> None:
+        super().__init__(name="tree-sampler", daemon=True)
+        self.root = root
+        self.interval = interval
+        self.halt = threading.Event()
+        self._roles: dict[tuple[int, int], str] = {}  # (pid, start time) -> role
+        self._cpu: dict[tuple[int, int], float] = {}
+        self._hwm_kib: dict[tuple[int, int], int] = {}
+        self.peak_rss_kib = 0
+        self.peak_pss_kib = 0
+        self.processes = 0
+        self.own_cpu = 0.0
+
+    def run(self) -> None:
+        begun = time.thread_time()
+        while not self.halt.wait(self.interval):
+            self.sample()
+        self.own_cpu = time.thread_time() - begun
+
+    def usage(self) -> TreeUsage:
+        by_role: dict[str, float] = {}
+        for key, cpu in self._cpu.items():
+            by_role[self._roles[key]] = by_role.get(self._roles[key], 0.0) + cpu
+        return TreeUsage(
+            largest_process_mb=round(max(self._hwm_kib.values(), default=0) / 1024, 1),
+            peak_rss_mb=round(self.peak_rss_kib / 1024, 1),
+            peak_pss_mb=round(self.peak_pss_kib / 1024, 1),
+            processes=self.processes,
+            cpu_by_role={role: round(cpu, 2) for role, cpu in sorted(by_role.items())},
+            sampler_cpu=round(self.own_cpu, 3),
+        )
+
+    def sample(self) -> None:
+        stats: dict[int, list[str]] = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    text = (entry / "stat").read_text()
+                except OSError:
+                    continue  # gone meanwhile
+                stats[int(entry.name)] = text.rsplit(")", 1)[1].split()
+        children: dict[int, list[int]] = {}
+        for pid, fields in stats.items():
+            children.setdefault(int(fields[1]), []).append(pid)
+        tree, todo = [], [self.root]
+        while todo:
+            pid = todo.pop()
+            if pid in stats:
+                tree.append(pid)
+                todo += children.get(pid, [])
+        rss = pss = 0
+        page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
+        ticks = os.sysconf("SC_CLK_TCK")
+        for pid in tree:
+            fields = stats[pid]  # fields[0] is field 3 of proc(5): state
+            key = (pid, int(fields[19]))
+            if key not in self._roles:
+                self._roles[key] = self._role(pid)
+            self._cpu[key] = (int(fields[11]) + int(fields[12])) / ticks
+            rss += int(fields[21]) * page_kib
+            self._hwm_kib[key] = max(self._hwm_kib.get(key, 0), _status_kib(pid, "VmHWM:"))
+            pss += _pss_kib(pid)
+        self.peak_rss_kib = max(self.peak_rss_kib, rss)
+        self.peak_pss_kib = max(self.peak_pss_kib, pss)
+        self.processes = max(self.processes, len(tree))
+
+    def _role(self, pid: int) -> str:
+        if pid == self.root:
+            return "root"  # the coordinator, under --workers
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return "helper"
+        # multiprocessing's spawn start method runs workers via spawn_main; its resource
+        # tracker (also a child) is a helper.
+        return "worker" if b"spawn_main" in cmdline else "helper"
+
+
+def _status_kib(pid: int, field: str, file: str = "status") -> int:
+    """A ``kB`` field of /proc/PID/status or smaps_rollup; 0 once the process is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/{file}").read_text().splitlines():
+            if line.startswith(field):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _pss_kib(pid: int) -> int:
+    return _status_kib(pid, "Pss:", "smaps_rollup")
 
 
 @dataclass(frozen=True, slots=True)
 class CrawlRun:
     """One crawl by one crawler, measured by the parent and judged by the server."""
 
-    crawler: str
+    crawler: str  # "gossamer" (one process), "gossamer-wN" (N workers) or "scrapy"
+    workers: int  # Gossamer's --workers (1: the single-process crawler, no coordinator)
     exit_status: int
     wall_seconds: float
-    cpu_seconds: float
-    peak_rss_mb: float
-    server_cpu_seconds: float  # this process (the test web) during the crawl
+    cpu_seconds: float  # the crawler's whole process tree (wait4)
+    peak_rss_mb: float  # largest single process (VmHWM, sampled; 0.1 s before exit at worst)
+    wait4_maxrss_mb: float  # not the crawler's own: see the module docstring
+    tree_peak_rss_mb: float  # largest sum over the tree (sampled)
+    tree_peak_pss_mb: float
+    processes: int
+    cpu_by_role: dict[str, float]  # sampled; e.g. how much the coordinator used
+    server_cpu_seconds: float  # this process (the test web) during the crawl, minus sampling
     other_cpu_seconds: float  # everything else on the machine during the crawl: noise
     pages: int  # requests other than robots.txt, as the server saw them
     pages_200: int
@@ -142,25 +268,45 @@ def ensure_scrapy_venv() -> None:
 
 
 def run_measured(argv: Sequence[str], *, cwd: Path, env: dict[str, str], log: Path) -> Exit:
-    """Run ``argv`` to completion; its own rusage comes back from ``os.wait4``."""
+    """Run ``argv`` to completion; its rusage comes back from ``os.wait4``.
+
+    On Linux that rusage is the child's own plus that of every descendant it waited for
+    (``RUSAGE_BOTH`` in the kernel's ``wait_task_zombie``): CPU times add up, ``ru_maxrss`` is
+    the largest of them. A process the child never waits for (an orphan) is not in it; the
+    /proc sampler still sees it while it is in the tree.
+    """
     with log.open("wb") as sink:
-        started = time.perf_counter()
+        started = time.monotonic()
         child = subprocess.Popen(argv, cwd=cwd, env=env, stdout=sink, stderr=subprocess.STDOUT)
+        sampler = TreeSampler(child.pid)
+        sampler.start()
         _, status, usage = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - started
+        wall = time.monotonic() - started
+        sampler.halt.set()
+        sampler.join()
     child.returncode = os.waitstatus_to_exitcode(status)  # already reaped: tell Popen
     return Exit(
         status=child.returncode,
         wall=wall,
         cpu=usage.ru_utime + usage.ru_stime,
-        peak_rss_mb=usage.ru_maxrss / 1024,  # KiB on Linux
+        wait4_maxrss_mb=usage.ru_maxrss / 1024,  # KiB on Linux
+        started=started,
+        tree=sampler.usage(),
     )
 
 
-def gossamer_argv(seeds: Path, out: Path, budget: int | None, concurrency: int) -> list[str]:
+def gossamer_argv(  # noqa: PLR0917 - one knob each, as the CLI has them
+    seeds: Path,
+    out: Path,
+    budget: int | None,
+    concurrency: int,
+    workers: int = 1,
+    delay: float = 0.0,
+) -> list[str]:
     config = out.parent / "gossamer.toml"
-    # Same politeness as the Scrapy side: one request per host at a time, no delay.
-    config.write_text("[politeness]\ndelay = 0.0\n", encoding="utf-8")
+    # Same politeness as the Scrapy side: one request per host at a time, no delay (the
+    # latency scenario may set one).
+    config.write_text(f"[politeness]\ndelay = {delay!r}\n", encoding="utf-8")
     argv = [
         str(PROJECT_BIN / "gossamer"),
         "crawl",
@@ -175,6 +321,8 @@ def gossamer_argv(seeds: Path, out: Path, budget: int | None, concurrency: int) 
         "--config",
         str(config),
     ]
+    if workers > 1:  # 1 is the single-process crawler; older commits lack the option
+        argv += ["--workers", str(workers)]
     return [*argv, "--max-pages", str(budget)] if budget else argv
 
 
@@ -250,7 +398,17 @@ def folder_bytes(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
-def crawl_once(
+def label(crawler: str, workers: int) -> str:
+    """A crawler variant's name in results: "gossamer", "gossamer-w2", "scrapy"."""
+    return f"{crawler}-w{workers}" if crawler == "gossamer" and workers > 1 else crawler
+
+
+def crawl_once(**kwargs: Any) -> CrawlRun:
+    """Serve a fresh copy of ``web`` and let one crawler loose on it (see ``crawl_timed``)."""
+    return crawl_timed(**kwargs)[0]
+
+
+def crawl_timed(
     web: Web,
     crawler: str,
     *,
@@ -260,9 +418,12 @@ def crawl_once(
     scrapy_settings: Sequence[str] = (),
     quiet_wait: float = 0.0,
     gossamer_src: Path | None = None,
-) -> CrawlRun:
-    """Serve a fresh copy of ``web`` and let one crawler loose on it."""
-    run_dir = work / crawler
+    workers: int = 1,
+    delay: float = 0.0,
+) -> tuple[CrawlRun, list[RequestRecord], float]:
+    """One crawl, plus the server's request records and the spawn time on the audit's clock."""
+    name = label(crawler, workers)
+    run_dir = work / name
     if run_dir.exists():
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True)
@@ -272,7 +433,7 @@ def crawl_once(
         seeds = run_dir / "seeds.txt"
         seeds.write_text("".join(f"{url}\n" for url in site.seeds()), encoding="utf-8")
         if crawler == "gossamer":
-            argv = gossamer_argv(seeds, out, budget, concurrency)
+            argv = gossamer_argv(seeds, out, budget, concurrency, workers, delay)
             if gossamer_src is not None:
                 env["PYTHONPATH"] = str(gossamer_src)
         else:
@@ -292,17 +453,27 @@ def crawl_once(
     pages = len(records) - len(robots)
     statuses = Counter(r.status for r in records if not web.is_robots(r.host, r.target))
     reported, reason = crawler_report(crawler, out)
-    server_cpu = (server_after.ru_utime + server_after.ru_stime) - (
-        server_before.ru_utime + server_before.ru_stime
+    server_cpu = (
+        (server_after.ru_utime + server_after.ru_stime)
+        - (server_before.ru_utime + server_before.ru_stime)
+        - done.tree.sampler_cpu
     )
-    return CrawlRun(
-        crawler=crawler,
+    run = CrawlRun(
+        crawler=name,
+        workers=workers if crawler == "gossamer" else 1,
         exit_status=done.status,
         wall_seconds=round(done.wall, 2),
         cpu_seconds=round(done.cpu, 2),
-        peak_rss_mb=round(done.peak_rss_mb, 1),
+        peak_rss_mb=done.tree.largest_process_mb,
+        wait4_maxrss_mb=round(done.wait4_maxrss_mb, 1),
+        tree_peak_rss_mb=done.tree.peak_rss_mb,
+        tree_peak_pss_mb=done.tree.peak_pss_mb,
+        processes=done.tree.processes,
+        cpu_by_role=done.tree.cpu_by_role,
         server_cpu_seconds=round(server_cpu, 2),
-        other_cpu_seconds=round(machine_after - machine_before - done.cpu - server_cpu, 2),
+        other_cpu_seconds=round(
+            machine_after - machine_before - done.cpu - server_cpu - done.tree.sampler_cpu, 2
+        ),
         pages=pages,
         pages_200=statuses[200],
         robots_requests=len(robots),
@@ -316,32 +487,74 @@ def crawl_once(
         output_bytes=folder_bytes(out) if out.exists() else 0,
         stop_reason=reason,
     )
+    return run, records, done.started
 
 
 def scrapy_settings(args: argparse.Namespace) -> list[str]:
     return [f"TWISTED_REACTOR={REACTORS[args.scrapy_reactor]}", *args.scrapy_set]
 
 
+MEDIAN_KEYS = (
+    "pages_per_second",
+    "cpu_per_page_ms",
+    "peak_rss_mb",
+    "tree_peak_rss_mb",
+    "tree_peak_pss_mb",
+    "wall_seconds",
+    "pages",
+    "cpu_seconds",
+    "server_cpu_seconds",
+    "other_cpu_seconds",
+)
+
+
+def _median(runs: Sequence[dict[str, Any]], key: str) -> float | None:
+    values = [float(run[key]) for run in runs if run.get(key) is not None]
+    return round(statistics.median(values), 3) if values else None
+
+
 def summarise(result: dict[str, Any]) -> dict[str, Any]:
-    """Add the medians over ``result["runs"]`` and, with both crawlers, their ratios."""
-    keys = ("pages_per_second", "cpu_per_page_ms", "peak_rss_mb", "wall_seconds", "pages")
-    medians = {}
-    for crawler in CRAWLERS:
-        mine = [run for run in result["runs"] if run["crawler"] == crawler]
-        if mine:
-            medians[crawler] = {
-                key: statistics.median(float(run[key]) for run in mine) for key in keys
-            }
+    """Add the medians per crawler variant, ratios against Scrapy and the worker speed-ups."""
+    labels = list(dict.fromkeys(run["crawler"] for run in result["runs"]))
+    medians: dict[str, dict[str, Any]] = {}
+    for name in labels:
+        mine = [run for run in result["runs"] if run["crawler"] == name]
+        medians[name] = {key: _median(mine, key) for key in MEDIAN_KEYS}
+        medians[name]["runs"] = len(mine)
+        medians[name]["workers"] = mine[0].get("workers", 1)
+        # Cores kept busy: the crawler's tree and the test web (this process).
+        medians[name]["crawler_cores"] = statistics.median(
+            run["cpu_seconds"] / run["wall_seconds"] for run in mine
+        )
+        medians[name]["server_cores"] = statistics.median(
+            run.get("server_cpu_seconds", 0.0) / run["wall_seconds"] for run in mine
+        )
     result["median"] = medians
-    if len(medians) == len(CRAWLERS):
-        g, s = medians["gossamer"], medians["scrapy"]
-        pairs = {
-            "pages_per_second": "pages_per_second",
-            "cpu_per_page": "cpu_per_page_ms",
-            "peak_rss": "peak_rss_mb",
+    pairs = {
+        "pages_per_second": "pages_per_second",
+        "cpu_per_page": "cpu_per_page_ms",
+        "peak_rss": "peak_rss_mb",
+        "tree_peak_rss": "tree_peak_rss_mb",
+    }
+
+    def ratio(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float | None]:
+        return {
+            name: round(a[key] / b[key], 2) if a.get(key) and b.get(key) else None
+            for name, key in pairs.items()
         }
-        result["ratio_gossamer_over_scrapy"] = {
-            name: round(g[key] / s[key], 2) if s[key] else None for name, key in pairs.items()
+
+    gossamers = [name for name in labels if name.startswith("gossamer")]
+    if "scrapy" in medians:
+        result["ratios_over_scrapy"] = {
+            name: ratio(medians[name], medians["scrapy"]) for name in gossamers
+        }
+        if "gossamer" in medians:
+            result["ratio_gossamer_over_scrapy"] = result["ratios_over_scrapy"]["gossamer"]
+    if "gossamer" in medians:
+        result["speedup_over_one_worker"] = {
+            name: ratio(medians[name], medians["gossamer"])
+            for name in gossamers
+            if name != "gossamer"
         }
     return result
 
@@ -358,8 +571,20 @@ def merge(paths: Sequence[Path]) -> dict[str, Any]:
     return summarise(pooled)
 
 
+def variants(args: argparse.Namespace) -> list[tuple[str, int]]:
+    """(crawler, workers) pairs to run, in the order of the first repetition."""
+    first = CRAWLERS if args.start_with == CRAWLERS[0] else CRAWLERS[::-1]
+    found: list[tuple[str, int]] = []
+    for crawler in first:
+        if crawler in args.crawlers:
+            counts = args.gossamer_workers if crawler == "gossamer" else [1]
+            found += [(crawler, count) for count in counts]
+    return found
+
+
 def compare(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    ensure_scrapy_venv()
+    if "scrapy" in args.crawlers:
+        ensure_scrapy_venv()
     spec = WebSpec(
         seed=args.seed,
         hosts=args.hosts,
@@ -369,24 +594,24 @@ def compare(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     )
     web = build_web(spec)
     runs: list[CrawlRun] = []
-    first = CRAWLERS if args.start_with == CRAWLERS[0] else CRAWLERS[::-1]
+    todo = variants(args)
     for repetition in range(args.repeat):
-        # Alternate who goes first, so neither always meets a warmer machine.
-        order = first if repetition % 2 == 0 else first[::-1]
-        for crawler in order:
-            if crawler in args.crawlers:
-                run = crawl_once(
-                    web,
-                    crawler,
-                    budget=args.budget,
-                    concurrency=args.concurrency,
-                    work=work,
-                    scrapy_settings=scrapy_settings(args),
-                    quiet_wait=args.quiet_wait,
-                    gossamer_src=args.gossamer_src,
-                )
-                print(json.dumps(asdict(run)), file=sys.stderr, flush=True)
-                runs.append(run)
+        # Rotate who goes first, so no variant always meets a warmer (or busier) machine.
+        shift = repetition % len(todo)
+        for crawler, workers in todo[shift:] + todo[:shift]:
+            run = crawl_once(
+                web=web,
+                crawler=crawler,
+                budget=args.budget,
+                concurrency=args.concurrency,
+                work=work,
+                scrapy_settings=scrapy_settings(args),
+                quiet_wait=args.quiet_wait,
+                gossamer_src=args.gossamer_src,
+                workers=workers,
+            )
+            print(json.dumps(asdict(run)), file=sys.stderr, flush=True)
+            runs.append(run)
     result: dict[str, Any] = {
         "scenario": "throughput",
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
@@ -395,6 +620,7 @@ def compare(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "web_urls_expected": len(web.expected(0)),
         "budget": args.budget,
         "concurrency": args.concurrency,
+        "concurrency_note": "per worker process for Gossamer with --workers",
         "gossamer_source": args.gossamer_source,
         "scrapy_settings": scrapy_settings(args),
         "repetitions": args.repeat,
@@ -421,36 +647,59 @@ def versions() -> dict[str, str]:
     return found
 
 
+def _num(value: Any, digits: int = 0) -> str:
+    return "?" if value is None else f"{value:,.{digits}f}"
+
+
 def markdown(result: dict[str, Any]) -> str:
-    """The comparison as a markdown table (medians), then one line per run's audit."""
+    """The comparison as markdown tables: medians, ratios, then one line per run's audit."""
     medians = result["median"]
     rows = [
-        "| crawler | pages/s | CPU ms/page | peak RSS MB | wall s | pages |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| crawler | workers | pages/s | CPU ms/page | crawler cores | test-web cores |"
+        " RSS MB, largest process | RSS MB, sum | PSS MB, sum | wall s | pages |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for crawler, m in medians.items():
         rows.append(
-            f"| {crawler} | {m['pages_per_second']:.0f} | {m['cpu_per_page_ms']:.2f} |"
-            f" {m['peak_rss_mb']:.0f} | {m['wall_seconds']:.1f} | {m['pages']:.0f} |"
-        )
-    ratio = result.get("ratio_gossamer_over_scrapy")
-    if ratio:
-        rows.append(
-            f"| Gossamer / Scrapy | {ratio['pages_per_second']:.2f}x |"
-            f" {ratio['cpu_per_page']:.2f}x | {ratio['peak_rss']:.2f}x | | |"
+            f"| {crawler} | {m.get('workers', 1)} | {_num(m['pages_per_second'])} |"
+            f" {_num(m['cpu_per_page_ms'], 2)} | {_num(m.get('crawler_cores'), 2)} |"
+            f" {_num(m.get('server_cores'), 2)} | {_num(m['peak_rss_mb'])} |"
+            f" {_num(m.get('tree_peak_rss_mb'))} | {_num(m.get('tree_peak_pss_mb'))} |"
+            f" {_num(m['wall_seconds'], 1)} | {_num(m['pages'])} |"
         )
     rows += [
         "",
-        "| run | crawler | exit | pages/s | CPU ms/page | RSS MB | pages (200) | robots.txt |"
-        " overlaps | robots viol. | repeats | own count | stop | output MB | other CPU s |",
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
-        " ---: | ---: |",
+        "| ratio | pages/s | CPU per page | RSS, largest process | RSS, sum |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    over_scrapy = result.get("ratios_over_scrapy", {})
+    over_one = result.get("speedup_over_one_worker", {})
+    ratios = {
+        **{f"{name} / scrapy": r for name, r in over_scrapy.items()},
+        **{f"{name} / gossamer": r for name, r in over_one.items()},
+    }
+    for name, r in ratios.items():
+        rows.append(
+            f"| {name} | {_num(r['pages_per_second'], 2)}x | {_num(r['cpu_per_page'], 2)}x |"
+            f" {_num(r['peak_rss'], 2)}x | {_num(r.get('tree_peak_rss'), 2)}x |"
+        )
+    rows += [
+        "",
+        "| run | crawler | exit | pages/s | CPU ms/page | CPU s | of which coordinator |"
+        " test-web CPU s | RSS MB (largest / sum) | pages (200) | robots.txt | overlaps |"
+        " robots viol. | repeats | own count | stop | output MB | other CPU s |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        " ---: | ---: | ---: | --- | ---: | ---: |",
     ]
     for index, run in enumerate(result["runs"], start=1):
+        coordinator = run.get("cpu_by_role", {}).get("root") if run.get("workers", 1) > 1 else None
         rows.append(
             f"| {index} | {run['crawler']} | {run['exit_status']} |"
             f" {run['pages_per_second']:.0f} | {run['cpu_per_page_ms']:.2f} |"
-            f" {run['peak_rss_mb']:.0f} | {run['pages']} ({run['pages_200']}) |"
+            f" {run['cpu_seconds']:.1f} | {_num(coordinator, 1) if coordinator else '-'} |"
+            f" {_num(run.get('server_cpu_seconds'), 1)} |"
+            f" {run['peak_rss_mb']:.0f} / {_num(run.get('tree_peak_rss_mb'))} |"
+            f" {run['pages']} ({run['pages_200']}) |"
             f" {run['robots_requests']} | {run['concurrent_violations']} |"
             f" {run['robots_violations']} | {run['repeated_fetches']} | {run['reported_pages']} |"
             f" {run['stop_reason']} | {run['output_bytes'] / 1e6:.1f} |"
@@ -459,8 +708,42 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def timeline(
+    records: Sequence[RequestRecord], spawned: float, spec: WebSpec, delay: float
+) -> dict[str, Any]:
+    """When the requests happened, relative to the crawler's spawn, and the per-host floor."""
+    starts = sorted(record.started - spawned for record in records)
+    ends = sorted(record.ended - spawned for record in records)
+    per_host = Counter(record.host for record in records)
+    # A host with n requests needs n latencies and n - 1 delays at the very least.
+    floor = max((n * spec.latency + (n - 1) * delay for n in per_host.values()), default=0.0)
+    p95 = starts[max(0, int(0.95 * len(starts)) - 1)] if starts else 0.0
+    per_second = Counter(int(t) for t in starts)
+    return {
+        "first_request": round(starts[0], 2) if starts else None,
+        "p95_request": round(p95, 2),
+        "last_request": round(starts[-1], 2) if starts else None,
+        "last_response": round(ends[-1], 2) if ends else None,
+        "tail_seconds": round(starts[-1] - p95, 2) if starts else None,
+        "hosts_requested": len(per_host),
+        "requests_per_host_max": max(per_host.values(), default=0),
+        "requests_per_host_min": min(per_host.values(), default=0),
+        "per_host_floor_seconds": round(floor, 2),
+        "requests_per_second_series": [per_second[t] for t in range(int(starts[-1]) + 1)]
+        if starts
+        else [],
+    }
+
+
 def latency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    """Gossamer alone on a slow web: how close does it come to the politeness bound?"""
+    """Gossamer alone on a slow web: how close does it come to the politeness bound?
+
+    With delay D after each response (Gossamer counts it from the end of one request to the
+    start of the next) and server latency L, one host takes at most one request per D + L
+    seconds, so H hosts allow H / (D + L) requests per second. Every request also holds one of
+    the concurrency slots for at least L, which caps the rate at slots / L. The bound is the
+    smaller of the two; robots.txt requests count, since they hold their host like a page.
+    """
     spec = WebSpec(
         seed=args.seed,
         hosts=args.hosts,
@@ -471,28 +754,75 @@ def latency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         latency=args.latency,
     )
     web = build_web(spec)
-    run = crawl_once(
-        web,
-        "gossamer",
-        budget=args.budget,
-        concurrency=args.concurrency,
-        work=work,
-        quiet_wait=args.quiet_wait,
-        gossamer_src=args.gossamer_src,
-    )
-    # Every request, robots.txt included, holds its host for one server latency (delay is 0).
-    in_flight = min(args.concurrency, args.hosts)
-    bound = in_flight / args.latency
-    requests = run.pages + run.robots_requests
+    runs: list[dict[str, Any]] = []
+    for repetition in range(args.repeat):
+        counts = args.gossamer_workers
+        shift = repetition % len(counts)
+        for workers in counts[shift:] + counts[:shift]:
+            run, records, spawned = crawl_timed(
+                web=web,
+                crawler="gossamer",
+                budget=args.budget,
+                concurrency=args.concurrency,
+                work=work,
+                quiet_wait=args.quiet_wait,
+                gossamer_src=args.gossamer_src,
+                workers=workers,
+                delay=args.delay,
+            )
+            slots = args.concurrency * workers
+            bound = min(args.hosts / (args.delay + args.latency), slots / args.latency)
+            requests = run.pages + run.robots_requests
+            times = timeline(records, spawned, spec, args.delay)
+            active = (times["last_response"] or 0.0) - (times["first_request"] or 0.0)
+            found = {
+                **asdict(run),
+                "requests": requests,
+                "requests_per_second": round(requests / run.wall_seconds, 1),
+                "bound_requests_per_second": round(bound, 1),
+                "fraction_of_bound": round(requests / run.wall_seconds / bound, 3),
+                # Between the first request and the last response: start-up and exit aside.
+                "active_requests_per_second": round(requests / max(active, 1e-9), 1),
+                "active_fraction_of_bound": round(requests / max(active, 1e-9) / bound, 3),
+                **times,
+            }
+            print(json.dumps(found), file=sys.stderr, flush=True)
+            runs.append(found)
     return {
         "scenario": "latency",
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "cpus": os.cpu_count(),
         "gossamer_source": args.gossamer_source,
         "web": asdict(spec),
-        "run": asdict(run),
-        "requests_per_second": round(requests / run.wall_seconds, 1),
-        "bound_requests_per_second": round(bound, 1),
-        "fraction_of_bound": round(requests / run.wall_seconds / bound, 3),
+        "web_urls_expected": len(web.expected(0)),
+        "delay": args.delay,
+        "concurrency_per_worker": args.concurrency,
+        "budget": args.budget,
+        "runs": runs,
     }
+
+
+def latency_markdown(result: dict[str, Any]) -> str:
+    rows = [
+        "| workers | requests | wall s | requests/s | bound | fraction | active fraction |"
+        " first request s | p95 -> last request s | last response -> exit s |"
+        " per-host floor s | CPU ms/page | crawler cores | test-web cores | RSS MB, sum |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        " ---: | ---: | ---: |",
+    ]
+    for run in result["runs"]:
+        rows.append(
+            f"| {run['workers']} | {run['requests']:,} | {run['wall_seconds']:.1f} |"
+            f" {run['requests_per_second']:.0f} | {run['bound_requests_per_second']:.0f} |"
+            f" {run['fraction_of_bound']:.2f} | {run['active_fraction_of_bound']:.2f} |"
+            f" {run['first_request']:.2f} | {run['tail_seconds']:.2f} |"
+            f" {run['wall_seconds'] - run['last_response']:.2f} |"
+            f" {run['per_host_floor_seconds']:.1f} | {run['cpu_per_page_ms']:.2f} |"
+            f" {run['cpu_seconds'] / run['wall_seconds']:.2f} |"
+            f" {run['server_cpu_seconds'] / run['wall_seconds']:.2f} |"
+            f" {_num(run['tree_peak_rss_mb'])} |"
+        )
+    return "\n".join(rows)
 
 
 def profile(args: argparse.Namespace, work: Path) -> dict[str, Any]:
@@ -568,7 +898,7 @@ def hot_functions(stacks: Path, top: int) -> dict[str, Any]:
     return {"samples": samples, "self": table(own), "total": table(total)}
 
 
-def main() -> int:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenario", choices=("throughput", "latency"), default="throughput")
     parser.add_argument("--hosts", type=int)
@@ -591,7 +921,18 @@ def main() -> int:
     parser.add_argument(
         "--scrapy-set", action="append", default=[], metavar="KEY=VALUE", help="Scrapy -s"
     )
+    parser.add_argument(
+        "--gossamer-workers",
+        type=int,
+        nargs="+",
+        default=[1],
+        metavar="N",
+        help="gossamer crawl --workers N, one variant per value (1: the single process)",
+    )
     parser.add_argument("--latency", type=float, default=0.1, help="seconds, latency scenario")
+    parser.add_argument(
+        "--delay", type=float, default=0.0, help="Gossamer's per-host delay, latency scenario"
+    )
     parser.add_argument("--seed-hosts", type=int, default=100, help="latency scenario")
     parser.add_argument("--profile", type=Path, help="profile Gossamer with py-spy into DIR")
     parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
@@ -599,7 +940,11 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/gossamer-vs-scrapy"))
     parser.add_argument("--json", type=Path, help="also write the JSON result here")
     parser.add_argument("--merge", type=Path, nargs="+", help="pool earlier JSON results")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = arguments()
     latency_run = args.scenario == "latency"
     args.hosts = args.hosts or (1000 if latency_run else 200)
     args.pages = args.pages or (5 if latency_run else 100)
@@ -627,6 +972,9 @@ def main() -> int:
     if result["scenario"] == "throughput":
         print()
         print(markdown(result))
+    elif result["scenario"] == "latency":
+        print()
+        print(latency_markdown(result))
     return 0
 
 

@@ -100,3 +100,50 @@ def test_page_target_is_shared_between_workers(tmp_path: Path) -> None:
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "Crawled 61 in" in result.stdout
+
+
+def test_kill_9_of_the_coordinator_then_resume(tmp_path: Path) -> None:
+    web = build_web(WebSpec(seed=6, hosts=16, pages_per_host=30, latency=0.003))
+    with ThreadedTestWeb(web) as site:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("\n".join(site.seeds()) + "\n")
+        config = tmp_path / "c.toml"
+        config.write_text(CONFIG + "[scope]\nmax_depth = 25\n")
+        out = tmp_path / "out"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gossamer", "-vv", "crawl", str(seeds), "--out", str(out),
+             "--resolve", RESOLVE, "--config", str(config), "--workers", "2",
+             "--concurrency", "4"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        assert proc.stderr is not None
+        fetched = 0
+        # The workers share the coordinator's stderr: their log lines are the event we wait on.
+        for line in proc.stderr:
+            if "fetched url=" in line:
+                fetched += 1
+                if fetched == 60:
+                    proc.kill()
+                    break
+        proc.communicate(timeout=60)
+        result = crawl("--resume", out)
+        assert result.returncode == 0, result.stderr
+        report = site.report()
+    assert report.missing == ()
+    assert report.concurrent_violations == 0
+    assert report.robots_violations == 0
+    stored: Counter[str] = Counter()
+    refused: set[str] = set()
+    for path in sorted((out / "warc").glob("*.warc.gz")):
+        assert subprocess.run([WARCIO, "check", str(path)], check=False).returncode == 0
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type == "response":
+                    url = record.rec_headers.get_header("WARC-Target-URI")
+                    stored[url] += 1
+                    if record.http_headers.get_statuscode() in ("429", "503"):
+                        refused.add(url)
+    twice = [u for u, n in stored.items() if n > 1 and "/robots" not in u and u not in refused]
+    assert twice == []
