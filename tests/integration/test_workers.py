@@ -30,6 +30,15 @@ def crawl(*args: str | Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def prepare(site: ThreadedTestWeb, tmp_path: Path, extra: str = "") -> tuple[Path, Path, Path]:
+    """Seeds file, config file and output folder for one crawl of ``site``."""
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("\n".join(site.seeds()) + "\n")
+    config = tmp_path / "c.toml"
+    config.write_text(CONFIG + extra)
+    return seeds, config, tmp_path / "out"
+
+
 def test_owner_is_stable_and_ignores_scheme_and_port() -> None:
     assert owner("https://a.test/x", 4) == owner("http://a.test:8080/y", 4)
     spread = Counter(owner(f"http://h{i}.test/", 2) for i in range(1000))
@@ -39,11 +48,7 @@ def test_owner_is_stable_and_ignores_scheme_and_port() -> None:
 def test_two_workers_crawl_politely_and_completely(tmp_path: Path) -> None:
     web = build_web(WebSpec(seed=4, hosts=20, pages_per_host=25, latency=0.003))
     with ThreadedTestWeb(web) as site:
-        seeds = tmp_path / "seeds.txt"
-        seeds.write_text("\n".join(site.seeds()) + "\n")
-        config = tmp_path / "c.toml"
-        config.write_text(CONFIG + "[scope]\nmax_depth = 25\n")
-        out = tmp_path / "out"
+        seeds, config, out = prepare(site, tmp_path, "[scope]\nmax_depth = 25\n")
         result = crawl(
             seeds, "--out", out, "--resolve", RESOLVE, "--config", config, "--workers", "2",
             "--concurrency", "8",
@@ -89,11 +94,7 @@ def test_two_workers_crawl_politely_and_completely(tmp_path: Path) -> None:
 def test_page_target_is_shared_between_workers(tmp_path: Path) -> None:
     web = build_web(WebSpec(seed=4, hosts=20, pages_per_host=25, latency=0.003))
     with ThreadedTestWeb(web) as site:
-        seeds = tmp_path / "seeds.txt"
-        seeds.write_text("\n".join(site.seeds()) + "\n")
-        config = tmp_path / "c.toml"
-        config.write_text(CONFIG)
-        out = tmp_path / "out"
+        seeds, config, out = prepare(site, tmp_path)
         result = crawl(
             seeds, "--out", out, "--resolve", RESOLVE, "--config", config, "--workers", "2",
             "--max-pages", "61",
@@ -105,11 +106,7 @@ def test_page_target_is_shared_between_workers(tmp_path: Path) -> None:
 def test_kill_9_of_the_coordinator_then_resume(tmp_path: Path) -> None:
     web = build_web(WebSpec(seed=6, hosts=16, pages_per_host=30, latency=0.003))
     with ThreadedTestWeb(web) as site:
-        seeds = tmp_path / "seeds.txt"
-        seeds.write_text("\n".join(site.seeds()) + "\n")
-        config = tmp_path / "c.toml"
-        config.write_text(CONFIG + "[scope]\nmax_depth = 25\n")
-        out = tmp_path / "out"
+        seeds, config, out = prepare(site, tmp_path, "[scope]\nmax_depth = 25\n")
         proc = subprocess.Popen(
             [sys.executable, "-m", "gossamer", "-vv", "crawl", str(seeds), "--out", str(out),
              "--resolve", RESOLVE, "--config", str(config), "--workers", "2",
