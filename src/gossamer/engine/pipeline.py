@@ -28,6 +28,7 @@ from gossamer.urls.traps import strip_session_ids, trap_reason
 log = logging.getLogger(__name__)
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+PARSE_LIMIT = 4 * 1024 * 1024  # bytes of a page handed to the HTML parser
 # Transport faults that mean "no server here", as opposed to a slow or failing one.
 UNCONNECTABLE = frozenset(
     {"dns", "connection_refused", "connect_timeout", "blocked_address", "tls", "bad_url"}
@@ -343,7 +344,9 @@ class Pipeline:
         self.admit(target, job.depth, result.url, hops=job.hops + 1, fallbacks=job.fallbacks)
 
     def _links(self, job: Job, result: FetchResult) -> None:
-        parsed = parse_html(result.content, result.url, result.content_type)
+        # The parse tree costs ~24x the bytes parsed: links are taken from the first
+        # PARSE_LIMIT bytes only, which bounds memory per page (the WARC keeps the whole body).
+        parsed = parse_html(result.content[:PARSE_LIMIT], result.url, result.content_type)
         follow = not (parsed.nofollow and self._config.politeness.respect_nofollow)
         targets = [link.url for link in parsed.links]
         if targets:
