@@ -25,9 +25,10 @@ from gossamer.engine.progress import Progress
 from gossamer.engine.resume import (
     CrawlLock,
     catch_up,
+    holds_crawl,
     load_snapshot,
     rebuild_stats,
-    repair_last_warc,
+    repair_tails,
     save_snapshot,
 )
 from gossamer.errors import SeedError, StoreError
@@ -37,7 +38,6 @@ from gossamer.frontier import Frontier, Job
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore, write_reports
-from gossamer.store.cdxj import repair_cdxj
 
 log = logging.getLogger(__name__)
 
@@ -46,17 +46,9 @@ PART_FLUSH_SECONDS = 0.2  # longest a worker holds links for other workers while
 
 
 @dataclass(frozen=True, slots=True)
-class ResumeInfo:
-    pages: int  # pages stored by earlier runs
-    queued: int  # URLs waiting in the frontier when this run began
-    replayed: int  # WARC records the database lacked after a crash, replayed
-
-
-@dataclass(frozen=True, slots=True)
 class CrawlOutcome:
     stats: CrawlStats
     reason: str  # "target", "time", "exhausted", "signal", "store error"
-    resumed: ResumeInfo | None = None
 
 
 class Crawler:
@@ -72,7 +64,6 @@ class Crawler:
         self._wake = asyncio.Event()
         self._dispatched_pages = 0  # page jobs dispatched and not yet finished
         self._fault: StoreError | None = None  # the first store fault; it ends the crawl
-        self.resumed: ResumeInfo | None = None
 
     def stop(self, reason: str) -> None:
         if not self._stop_reason:
@@ -83,15 +74,9 @@ class Crawler:
     async def run(self) -> CrawlOutcome:
         """The whole crawl: lock the folder, start or resume, crawl, flush, report."""
         out = self._config.out
-        if self._part is not None:
-            # A worker: the coordinator holds the lock and has prepared the folder.
-            db = MetadataDB(out / "crawl.db")
-            try:
-                return await self._run(db)
-            finally:
-                with contextlib.suppress(StoreError):
-                    db.close()
-        with CrawlLock(out):
+        # A worker runs under its coordinator's lock, in a folder the coordinator prepared.
+        lock = CrawlLock(out) if self._part is None else contextlib.nullcontext()
+        with lock:
             # Opening the database first checks a resumed folder (version, corruption)
             # before anything in it is written.
             db = MetadataDB(out / "crawl.db")
@@ -113,9 +98,6 @@ class Crawler:
         self.stats = rebuild_stats(db, saved, config.concurrency)
         frontier = self._frontier(db, self.stats)
         frontier.restore(db.queued_urls(), backlog)
-        self.resumed = ResumeInfo(
-            pages=self.stats.pages, queued=frontier.pending, replayed=replayed
-        )
         log.warning(
             "resuming crawl in %s: %d pages so far, %d URLs queued, %d records replayed",
             config.out,
@@ -150,16 +132,10 @@ class Crawler:
     async def _run(self, db: MetadataDB) -> CrawlOutcome:
         config = self._config
         out = config.out
-        # A crash can leave WARC records behind before the first database batch is written.
-        resuming = (
-            db.discovered_count() > 0
-            or db.page_count() > 0
-            or any((out / "warc").glob("*.warc.gz"))
-        )
+        resuming = holds_crawl(out, db)
         part = self._part
         if part is None and resuming:
-            repair_last_warc(out / "warc")
-            repair_cdxj(out / "index.cdxj")
+            repair_tails(out)
         prefix = "gossamer" if part is None else f"gossamer-w{part.index}"
         warc = WarcStore(out / "warc", prefix=prefix, max_file_bytes=config.warc_max_bytes)
         cdxj = CdxjWriter(out / ("index.cdxj" if part is None else f"index-w{part.index}.cdxj"))
@@ -214,7 +190,7 @@ class Crawler:
             raise SeedError(
                 f"bad seed: none of the {len(self._seeds.seeds)} seeds could be fetched"
             )
-        return CrawlOutcome(self.stats, reason, self.resumed)
+        return CrawlOutcome(self.stats, reason)
 
     async def _crawl(
         self,
@@ -306,17 +282,12 @@ class Crawler:
 
     def _finish(self, warc: WarcStore, cdxj: CdxjWriter, db: MetadataDB) -> None:
         """Close every store even if some fail, so each keeps what it could write."""
-        steps: tuple[Callable[[], None], ...] = (warc.close, cdxj.close, db.flush, db.close)
+        steps: list[Callable[[], None]] = [warc.close, cdxj.close, db.flush]
         if self._part is None:
             # A worker leaves the reports to the coordinator, which sees the whole crawl.
-            steps = (
-                warc.close,
-                cdxj.close,
-                db.flush,
-                lambda: write_reports(self._config.out, self.stats, db),
-                lambda: save_snapshot(db, self.stats),
-                db.close,
-            )
+            steps.append(lambda: write_reports(self._config.out, self.stats, db))
+            steps.append(lambda: save_snapshot(db, self.stats))
+        steps.append(db.close)
         for step in steps:
             try:
                 step()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import email.utils
 import logging
 import time
-from collections import Counter
 from collections.abc import Callable
 
 from gossamer.config import CrawlConfig, PolitenessConfig
@@ -118,7 +117,6 @@ class Pipeline:
         self._part = part
         self._clock = clock
         self._product = product_token(config.fetch.user_agent)
-        self._admitted: Counter[str] = Counter()
 
     # -- new URLs -------------------------------------------------------------------------
     def admit(
@@ -156,19 +154,15 @@ class Pipeline:
             # Another worker owns this host: it deduplicates and records the URL.
             self._part.forward(url, depth, referrer)
             return False
-        if self._frontier.seen(url):
-            return False
-        if scope.max_pages_per_host is not None:
-            if self._admitted[host] >= scope.max_pages_per_host:
-                self._stats.skipped_other += 1
-                self._stats.record_error("trap_host_budget", host)
-                return False
-            self._admitted[host] += 1
         job = Job(
             url=url, host=host, depth=depth, referrer=referrer, hops=hops, fallbacks=fallbacks
         )
-        admission = self._frontier.add(job)
+        admission = self._frontier.add(job, host_budget=scope.max_pages_per_host)
         if admission is Admission.DUPLICATE:
+            return False
+        if admission is Admission.OVER_BUDGET:
+            self._stats.skipped_other += 1
+            self._stats.record_error("trap_host_budget", host)
             return False
         self._stats.discovered += 1
         self._db.add_discovered(
@@ -255,13 +249,7 @@ class Pipeline:
             else:
                 host.robots_status = f"given up ({status or final.error})"
                 for lost in dropped:
-                    if lost.fallbacks:
-                        self.admit(
-                            lost.fallbacks[0],
-                            lost.depth,
-                            lost.referrer,
-                            fallbacks=lost.fallbacks[1:],
-                        )
+                    self._fall_back(lost)
             self._frontier.done(job, success=False)
             return
         if 200 <= status < 300:
@@ -296,8 +284,7 @@ class Pipeline:
         )
         status = result.status
         if status == 0:
-            if job.fallbacks:
-                self.admit(job.fallbacks[0], job.depth, job.referrer, fallbacks=job.fallbacks[1:])
+            self._fall_back(job)
             return False
         if result.is_redirect:
             self._redirect(job, result)
@@ -328,6 +315,11 @@ class Pipeline:
         else:
             self._frontier.done(job, success=True)
         return is_page
+
+    def _fall_back(self, job: Job) -> None:
+        """A URL that could not be reached: queue its next form (a seed's https -> http)."""
+        if job.fallbacks:
+            self.admit(job.fallbacks[0], job.depth, job.referrer, fallbacks=job.fallbacks[1:])
 
     def _redirect(self, job: Job, result: FetchResult) -> None:
         self._stats.redirects += 1

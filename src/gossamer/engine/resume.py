@@ -32,6 +32,7 @@ from gossamer.fetch.decode import DecodeError, decode_body
 from gossamer.frontier import Job
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcLocation
+from gossamer.store.cdxj import repair_cdxj
 from gossamer.store.warc import repair_tail
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,22 @@ class CrawlLock:
             fcntl.flock(self._handle, fcntl.LOCK_UN)
             self._handle.close()
             self._handle = None
+
+
+def holds_crawl(out: Path, db: MetadataDB) -> bool:
+    """Whether the folder already holds a crawl to resume.
+
+    A crash can leave WARC records behind before the first database batch is written, so the
+    WARC files count as much as the database rows.
+    """
+    return db.discovered_count() > 0 or db.page_count() > 0 or any((out / "warc").glob("*.warc.gz"))
+
+
+def repair_tails(out: Path) -> None:
+    """Cut what a crash may have torn: the newest WARC file of each writer, the CDXJ files."""
+    repair_last_warc(out / "warc")
+    for index in sorted(out.glob("index*.cdxj")):
+        repair_cdxj(index)
 
 
 def repair_last_warc(folder: Path) -> int:

@@ -30,16 +30,17 @@ from gossamer.engine.partition import Part
 from gossamer.engine.resume import (
     CrawlLock,
     catch_up,
+    holds_crawl,
     load_snapshot,
     rebuild_stats,
-    repair_last_warc,
+    repair_tails,
     save_snapshot,
 )
 from gossamer.errors import GossamerError, SeedError, StoreError
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, write_reports
-from gossamer.store.cdxj import repair_cdxj, sort_cdxj
+from gossamer.store.cdxj import sort_cdxj
 
 log = logging.getLogger(__name__)
 
@@ -98,22 +99,16 @@ def worker_main(  # noqa: PLR0917 - a process target takes its arguments positio
     up.put(("done", index, snapshot, error))
 
 
-def _prepare(config: CrawlConfig, db: MetadataDB) -> bool:
-    """The single-process part of a resume; True when the folder held a crawl."""
+def _prepare(config: CrawlConfig, db: MetadataDB) -> None:
+    """The single-process part of a resume, when the folder already holds a crawl."""
     out = config.out
-    resuming = (
-        db.discovered_count() > 0 or db.page_count() > 0 or any((out / "warc").glob("*.warc.gz"))
-    )
-    if not resuming:
-        return False
-    repair_last_warc(out / "warc")
-    for index in sorted(out.glob("index*.cdxj")):
-        repair_cdxj(index)
+    if not holds_crawl(out, db):
+        return
+    repair_tails(out)
     with contextlib.closing(CdxjWriter(out / "index.cdxj")) as cdxj:
         replayed = catch_up(config, db, cdxj)
     db.prepare_resume()
     log.warning("resuming crawl in %s with workers: %d records replayed", out, replayed)
-    return True
 
 
 def _merge_indexes(out: Path) -> None:

@@ -28,6 +28,7 @@ class Admission(Enum):
     DUPLICATE = "duplicate"
     QUEUED = "queued"  # in the host's in-memory window
     SPILLED = "spilled"  # on disk only, loaded when the host's window runs dry
+    OVER_BUDGET = "over-budget"  # new, but its host already had its share of URLs
 
 
 class Backlog(Protocol):
@@ -117,16 +118,21 @@ class Frontier:
         return len(self._seen)
 
     # -- adding work ----------------------------------------------------------------------
-    def add(self, job: Job) -> Admission:
+    def add(self, job: Job, *, host_budget: int | None = None) -> Admission:
         """Queue a URL the first time it is seen.
 
         A host keeps at most ``window`` jobs in memory; beyond that (and for as long as it has
         jobs on disk, so the order stays first-in first-out) new jobs are SPILLED: the caller
-        records them in the backlog and the frontier counts them.
+        records them in the backlog and the frontier counts them. A host that has already
+        been given ``host_budget`` URLs takes no more (the last stop for spider traps).
         """
         if not self._seen.add(job.url):
             return Admission.DUPLICATE
         host = self.host(job.host)
+        if host_budget is not None:
+            if host.admitted >= host_budget:
+                return Admission.OVER_BUDGET
+            host.admitted += 1
         if host.robots_state is RobotsState.GIVEN_UP:
             self._stats.skipped_robots += 1
             return Admission.QUEUED

@@ -46,6 +46,7 @@ class HostState:
     next_time: float = 0.0  # monotonic time before which no request may start
     in_flight: int = 0
     fetched: int = 0  # jobs completed, for the fewest-fetched-first order
+    admitted: int = 0  # URLs ever queued for this host, against the per-host budget
     errors_in_row: int = 0  # consecutive 5xx or transport faults, for backoff
     heap: str = ""  # "ready", "sleeping" or "" : which scheduling heap holds this host
 

@@ -88,6 +88,10 @@ ON CONFLICT (url) DO UPDATE SET
     discovered_at = excluded.discovered_at, spilled = excluded.spilled
 WHERE urls.discovered_at IS NULL
 """
+# A queued URL that has no ``pages`` row yet.
+_UNFETCHED = (
+    "discovered_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pages WHERE pages.url = urls.url)"
+)
 _INSERT_NODE = "INSERT OR IGNORE INTO urls (url) VALUES (?)"
 _INSERT_LINK = """
 INSERT OR IGNORE INTO links (src, dst)
@@ -214,8 +218,7 @@ class MetadataDB:
         return list(
             self._query(
                 "SELECT id, url, depth, referrer FROM urls"
-                " WHERE host = ? AND spilled = 1 AND id > ?"
-                " AND NOT EXISTS (SELECT 1 FROM pages WHERE pages.url = urls.url)"
+                f" WHERE host = ? AND spilled = 1 AND id > ? AND {_UNFETCHED}"
                 " ORDER BY id LIMIT ?",
                 (host, after, limit),
             )
@@ -228,18 +231,9 @@ class MetadataDB:
         ``urls`` table still lists it, so it all becomes backlog again.
         """
         self.flush()
-        unfetched = (
-            "discovered_at IS NOT NULL"
-            " AND NOT EXISTS (SELECT 1 FROM pages WHERE pages.url = urls.url)"
-        )
         with self._sqlite("write"):
-            self._conn.execute(f"UPDATE urls SET spilled = 1 WHERE spilled = 0 AND {unfetched}")
-        return {
-            str(host): int(count)
-            for host, count in self._query(
-                f"SELECT host, count(*) FROM urls WHERE spilled = 1 AND {unfetched} GROUP BY host"
-            )
-        }
+            self._conn.execute(f"UPDATE urls SET spilled = 1 WHERE spilled = 0 AND {_UNFETCHED}")
+        return self.backlog_counts()
 
     def recorded_offsets(self, warc_file: str) -> set[int]:
         """Offsets of the response records of one WARC file that have a ``pages`` row."""
@@ -270,8 +264,7 @@ class MetadataDB:
         return {
             str(host): int(count)
             for host, count in self._query(
-                "SELECT host, count(*) FROM urls WHERE spilled = 1 AND discovered_at IS NOT NULL"
-                " AND NOT EXISTS (SELECT 1 FROM pages WHERE pages.url = urls.url) GROUP BY host"
+                f"SELECT host, count(*) FROM urls WHERE spilled = 1 AND {_UNFETCHED} GROUP BY host"
             )
         }
 
@@ -356,13 +349,7 @@ class MetadataDB:
 
     def uncrawled_urls(self) -> Iterator[str]:
         """URLs queued but never fetched, in discovery order."""
-        sql = """
-            SELECT url FROM urls
-            WHERE discovered_at IS NOT NULL
-              AND NOT EXISTS (SELECT 1 FROM pages WHERE pages.url = urls.url)
-            ORDER BY id
-        """
-        for (url,) in self._query(sql):
+        for (url,) in self._query(f"SELECT url FROM urls WHERE {_UNFETCHED} ORDER BY id"):
             yield url
 
     def page_statuses(self) -> Iterator[tuple[str, int, str | None]]:
