@@ -61,6 +61,15 @@ def _crawl_parser(sub: Any) -> None:
     p.add_argument("--delay", type=_seconds, help="minimum gap between requests to one host")
     p.add_argument("--max-per-host", type=_positive_int, help="requests in flight per host")
     p.add_argument(
+        "--max-per-ip", type=_positive_int, help="requests in flight per server address (off)"
+    )
+    p.add_argument(
+        "--robots-wait",
+        type=_seconds,
+        help="longest wait for hosts whose robots.txt is unavailable when nothing else is left",
+    )
+    p.add_argument("--ca-file", help="PEM file of extra certificate authorities to trust")
+    p.add_argument(
         "--resolve",
         action="append",
         default=[],
@@ -117,6 +126,9 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "fetch.user_agent": args.user_agent,
         "politeness.delay": args.delay,
         "politeness.max_per_host": args.max_per_host,
+        "politeness.max_per_ip": args.max_per_ip,
+        "politeness.robots_wait": args.robots_wait,
+        "fetch.ca_file": args.ca_file,
         "politeness.respect_nofollow": args.nofollow,
         "resolve": tuple(args.resolve) or None,
         "progress": False if args.no_progress else None,

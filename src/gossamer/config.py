@@ -27,6 +27,10 @@ class PolitenessConfig:
     robots_ttl: float = 86_400.0  # seconds a fetched robots.txt stays valid
     robots_retry_delay: float = 60.0  # first wait after a 5xx/unreachable robots.txt
     robots_retries: int = 3  # further robots.txt attempts before the host is given up
+    # When only hosts waiting to retry an unavailable robots.txt are left, the crawl waits at
+    # most this long for them, then stops and leaves them deferred for --resume.
+    robots_wait: float = 30.0
+    max_per_ip: int | None = None  # requests in flight per server address (shared hosting)
     max_retries: int = 3  # retries of one URL after 429/503
     max_backoff: float = 3_600.0  # cap on any per-host backoff
     respect_nofollow: bool = False
@@ -43,6 +47,7 @@ class FetchConfig:
     max_redirects: int = 10  # hops in one redirect chain (robots.txt itself: 5, per RFC 9309)
     keep_types: tuple[str, ...] = ("text/html", "application/xhtml+xml", "application/pdf")
     allow_private: bool = False  # fetch private/loopback addresses without --resolve entries
+    ca_file: str | None = None  # extra PEM certificate authorities to trust (like curl --cacert)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +122,9 @@ def _coerce(name: str, value: Any, current: Any, annotation: str) -> Any:
     if "int" in annotation:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"config: {name} must be an integer")
-        if value < 0 or (value == 0 and name in {"concurrency", "max_per_host", "workers"}):
+        if value < 0 or (
+            value == 0 and name in {"concurrency", "max_per_host", "workers", "max_per_ip"}
+        ):
             raise ConfigError(f"config: {name} must be positive")
         return value
     if "str" in annotation:
