@@ -44,6 +44,9 @@ class CrawlStats:
     hourly: Counter[int] = field(default_factory=Counter)  # hour index -> pages
     elapsed_before: float = 0.0  # duration carried over from earlier runs of a resumed crawl
     sitemaps: dict[str, list[str]] = field(default_factory=dict)  # host -> robots.txt Sitemaps
+    # Origins whose robots.txt stayed unavailable when nothing else was left: not crawled in
+    # this run, left to a resume.
+    deferred: list[str] = field(default_factory=list)
 
     def host(self, name: str) -> HostStats:
         entry = self.hosts.get(name)
@@ -80,4 +83,5 @@ class CrawlStats:
             "duration_seconds": duration,
             "concurrency": self.concurrency,
             "hourly": {str(k): v for k, v in sorted(self.hourly.items())},
+            "deferred": list(self.deferred),
         }

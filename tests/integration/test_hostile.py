@@ -41,6 +41,7 @@ from gossamer.testweb.hostile import (
     HostileServer,
 )
 from gossamer.testweb.model import DOMAIN
+from gossamer.urls import host_of
 
 SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "compression"
 POLITENESS = PolitenessConfig(
@@ -286,7 +287,7 @@ def test_unreachable_hosts_are_given_up_and_recorded(run: HostileRun) -> None:
     assert run.row(refused) == (0, "connection_refused")
     assert run.row(UNRESOLVABLE + "robots.txt") == (0, "dns")
     hosts = run.outcome.stats.hosts
-    assert hosts[tls.removesuffix("/robots.txt")].robots_status == "given up (tls)"
+    assert hosts[host_of(tls)].robots_status == "given up (tls)"
     assert run.targets("tls") == []  # the handshake failed, so no request was ever sent
 
 
@@ -368,7 +369,7 @@ def test_odd_robots_files_are_obeyed(
     assert targets[:2] == ["/robots.txt", "/"]
     assert sorted(targets[2:]) == sorted(fetched)
     assert not set(refused) & set(targets)
-    assert run.outcome.stats.hosts[run.url(case).rstrip("/")].robots_status.startswith("rules")
+    assert run.outcome.stats.hosts[host_of(run.url(case))].robots_status.startswith("rules")
 
 
 def test_robots_txt_moved_to_another_host_is_read_there(run: HostileRun) -> None:
@@ -388,7 +389,7 @@ def test_unavailable_robots_txt_disallows_everything(
 ) -> None:
     # RFC 9309 2.3.1.4: 5xx (and 429, and no answer) mean "disallow all"; retried once, given up.
     assert run.targets(case) == ["/robots.txt", "/robots.txt"]
-    robots = run.outcome.stats.hosts[run.url(case).rstrip("/")].robots_status
+    robots = run.outcome.stats.hosts[host_of(run.url(case))].robots_status
     assert robots == (status or "given up (timeout)")
     assert run.errors("timeout" if case == "robots-timeout" else f"http_{case[-3:]}") >= 2
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from gossamer.config import CrawlConfig
 from gossamer.engine.partition import Part
-from gossamer.engine.pipeline import DatabaseBacklog, Pipeline, build_frontier, origin_of
+from gossamer.engine.pipeline import DatabaseBacklog, Pipeline, build_frontier
 from gossamer.engine.progress import Progress
 from gossamer.engine.resume import (
     CrawlLock,
@@ -31,6 +31,7 @@ from gossamer.engine.resume import (
     repair_tails,
     save_snapshot,
 )
+from gossamer.engine.verdict import why_nothing
 from gossamer.errors import SeedError, StoreError
 from gossamer.fetch.fetcher import Fetcher, FetchLimits
 from gossamer.fetch.resolver import parse_resolve
@@ -110,13 +111,11 @@ class Crawler:
     def _restore_part(self, db: MetadataDB, part: Part) -> Frontier:
         """A worker's share of a resumed crawl; the coordinator already replayed the WARC tail."""
         saved = load_snapshot(db)
-        self.stats = rebuild_stats(
-            db, None, self._config.concurrency, keep=lambda host: part.mine(host + "/")
-        )
+        self.stats = rebuild_stats(db, None, self._config.concurrency, keep=part.mine_host)
         if saved:
             self.stats.elapsed_before = float(saved.get("duration_seconds", 0.0))
         frontier = self._frontier(db, self.stats)
-        backlog = {h: n for h, n in db.backlog_counts().items() if part.mine(h + "/")}
+        backlog = {h: n for h, n in db.backlog_counts().items() if part.mine_host(h)}
         frontier.restore((u for u in db.queued_urls() if part.mine(u)), backlog)
         return frontier
 
@@ -148,6 +147,9 @@ class Crawler:
         pipeline = Pipeline(
             config, frontier=frontier, stats=self.stats, warc=warc, cdxj=cdxj, db=db, part=part
         )
+        if resuming:
+            # Rules still valid are not fetched again; each worker takes its own hosts'.
+            pipeline.restore_robots(keep=part.mine if part is not None else lambda origin: True)
         for seed in self._seeds.seeds:
             if part is None or part.mine(seed.urls[0]):
                 pipeline.admit(seed.urls[0], 0, None, fallbacks=seed.urls[1:])
@@ -186,10 +188,8 @@ class Crawler:
         if self._fault is not None:
             raise self._fault
         reason = self._stop_reason or "exhausted"
-        if self.stats.responses == 0 and reason == "exhausted":
-            raise SeedError(
-                f"bad seed: none of the {len(self._seeds.seeds)} seeds could be fetched"
-            )
+        if self.stats.pages == 0 and reason == "exhausted":
+            raise SeedError(f"bad seed: nothing was crawled: {why_nothing(self.stats)}")
         return CrawlOutcome(self.stats, reason)
 
     async def _crawl(
@@ -228,6 +228,7 @@ class Crawler:
 
     async def _dispatch(self, frontier: Frontier, jobs: asyncio.Queue[Job | None]) -> None:
         target = self._config.max_pages
+        deferred_since: float | None = None  # when only robots.txt retries were left
         while not self._stop_reason:
             if target is not None and self.stats.pages >= target:
                 self.stop("target")
@@ -243,6 +244,19 @@ class Crawler:
                 break
             self._wake.clear()
             wait = frontier.next_wake() if room else None
+            if frontier.deferred_only():
+                # RFC 9309 says retry an unavailable robots.txt later, not idle the crawl for
+                # it: after robots_wait, those hosts are left to a resume.
+                now = time.monotonic()
+                deferred_since = deferred_since if deferred_since is not None else now
+                left = deferred_since + self._config.politeness.robots_wait - now
+                if left <= 0:
+                    self._defer(frontier.drop_deferred())
+                    deferred_since = None
+                    continue
+                wait = left if wait is None else min(wait, left)
+            else:
+                deferred_since = None
             if self._part is not None:
                 if frontier.exhausted:
                     # Nothing here; wait for URLs from other workers or the coordinator's stop.
@@ -253,6 +267,14 @@ class Crawler:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(wait):
                     await self._wake.wait()
+
+    def _defer(self, origins: list[str]) -> None:
+        self.stats.deferred.extend(origins)
+        log.warning(
+            "leaving %d origin(s) whose robots.txt is unavailable to a resume: %s",
+            len(origins),
+            " ".join(origins[:5]),
+        )
 
     async def _worker(
         self, jobs: asyncio.Queue[Job | None], fetcher: Fetcher, pipeline: Pipeline
@@ -327,4 +349,4 @@ class Crawler:
                 loop.remove_signal_handler(sig)
 
 
-__all__ = ["CrawlOutcome", "Crawler", "origin_of"]
+__all__ = ["CrawlOutcome", "Crawler"]

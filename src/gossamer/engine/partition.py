@@ -25,30 +25,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.queues import Queue
 from typing import Any
-from urllib.parse import urlsplit
+
+from gossamer.urls import host_of
 
 Discovery = tuple[str, int, str | None]  # url, depth, referrer
 FLUSH_AT = 256  # URLs buffered for one destination before a batch is sent
 
 
 def owner(url: str, workers: int) -> int:
-    """The worker that owns ``url``: a stable hash of its host name (scheme and port aside,
-    so the https and http forms of a seed land on the same worker)."""
-    return _host_owner(_authority(url), workers)
-
-
-def _authority(url: str) -> str:
-    # Canonical absolute URLs only: "scheme://authority/...". Cheaper than urlsplit, and this
-    # runs for every link of every page.
-    start = url.find("//") + 2
-    end = url.find("/", start)
-    return url[start:] if end < 0 else url[start:end]
+    """The worker that owns ``url``: a stable hash of its host name, the politeness key, so
+    every scheme and port of one host (and the https and http forms of a seed) share a worker."""
+    return host_owner(host_of(url), workers)
 
 
 @functools.lru_cache(maxsize=65_536)
-def _host_owner(authority: str, workers: int) -> int:
-    host = (urlsplit(f"//{authority}").hostname or "").encode()
-    return int.from_bytes(hashlib.blake2b(host, digest_size=4).digest(), "big") % workers
+def host_owner(host: str, workers: int) -> int:
+    """The worker that owns host name ``host``."""
+    return int.from_bytes(hashlib.blake2b(host.encode(), digest_size=4).digest(), "big") % workers
 
 
 @dataclass(slots=True)
@@ -65,6 +58,9 @@ class Part:
 
     def mine(self, url: str) -> bool:
         return owner(url, self.count) == self.index
+
+    def mine_host(self, host: str) -> bool:
+        return host_owner(host, self.count) == self.index
 
     def forward(self, url: str, depth: int, referrer: str | None) -> None:
         dest = owner(url, self.count)

@@ -21,7 +21,7 @@ from gossamer.parse import parse_html
 from gossamer.robots import RobotsRules, parse_robots, product_token
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcLocation, WarcStore, page_row
-from gossamer.urls import canonical_link
+from gossamer.urls import canonical_link, host_of, origin_of, path_query_of
 from gossamer.urls.traps import strip_session_ids, trap_reason
 
 log = logging.getLogger(__name__)
@@ -32,12 +32,6 @@ PARSE_LIMIT = 4 * 1024 * 1024  # bytes of a page handed to the HTML parser
 UNCONNECTABLE = frozenset(
     {"dns", "connection_refused", "connect_timeout", "blocked_address", "tls", "bad_url"}
 )
-
-
-def origin_of(url: str) -> str:
-    """``scheme://host[:port]`` of an absolute canonical URL: the politeness and robots key."""
-    end = url.find("/", url.find("//") + 2)
-    return url if end < 0 else url[:end]
 
 
 def retry_after(value: str | None, now: float) -> float | None:
@@ -130,7 +124,7 @@ class Pipeline:
     ) -> bool:
         """Apply the scope rules and queue ``url`` if it is new; True if it was queued."""
         scope = self._config.scope
-        host = origin_of(url)
+        host = host_of(url)
         if scope.strip_session_ids:
             # Before dedup: a fresh session id in every link would make every URL new.
             stripped = strip_session_ids(url)
@@ -212,9 +206,16 @@ class Pipeline:
             stats.record_error(f"http_{result.status}", job.host)
 
     def record_robots(self, job: Job, hop: FetchResult, location: WarcLocation | None) -> None:
-        """Count and record one robots.txt exchange (live or replayed from the WARC files)."""
+        """Count and record one robots.txt exchange (live or replayed from the WARC files).
+
+        A final answer that gives rules (2xx) or allows all (4xx) is also kept for the origin
+        asked, so a resumed crawl reuses it while it is valid instead of fetching it again.
+        """
         self._count(job, hop)
         self._stats.robots_requests += 1
+        if _lasting(hop) and not hop.is_redirect:
+            body = hop.content if 200 <= hop.status < 300 else b""
+            self._db.add_robots(origin_of(job.url), hop.status, body, hop.started_at)
         self._db.add_page(
             page_row(
                 hop,
@@ -232,39 +233,65 @@ class Pipeline:
         for hop in hops:
             self.record_robots(job, hop, self._archive(job, hop, "robots"))
         final = hops[-1]
+        origin = origin_of(job.url)
         host = self._stats.host(job.host)
-        status = final.status
-        undecodable = final.error in ("bad_encoding", "decompression_bomb")
-        if status == 0 or status >= 500 or status == 429 or undecodable:
+        if not _lasting(final):
             # Unreachable (RFC 9309 2.3.1.4): assume everything is disallowed, try again later.
             # 429 is treated like 5xx: the server asks us to slow down, not to ignore it.
             # A 2xx body that cannot be decoded tells us nothing, so it is treated the same.
             # A host that cannot be connected to at all is given up at once; seeds then fall
             # back to their next form (https -> http).
+            status = final.status or final.error
             dropped = self._frontier.robots_unavailable(
-                job.host, give_up=final.error in UNCONNECTABLE
+                origin, give_up=final.error in UNCONNECTABLE
             )
             if dropped is None:
-                host.robots_status = f"disallow-all ({status or final.error})"
+                host.robots_status = f"deferred (robots.txt {status})"
             else:
-                host.robots_status = f"given up ({status or final.error})"
+                host.robots_status = f"given up ({status})"
                 for lost in dropped:
                     self._fall_back(lost)
             self._frontier.done(job, success=False)
             return
-        if 200 <= status < 300:
-            rules = parse_robots(final.content, self._product)
-            host.robots_status = "rules"
-            if rules.crawl_delay is not None:
-                host.robots_status = f"rules, crawl-delay {rules.crawl_delay:g}"
-            if rules.sitemaps:
-                self._stats.sitemaps.setdefault(job.host, list(rules.sitemaps))
-        else:
-            # 4xx, or a redirect chain longer than five hops: treat as unavailable, allow all.
-            rules = RobotsRules.allow_all()
-            host.robots_status = f"allow-all ({status})"
-        self._frontier.set_robots(job.host, rules)
+        rules = self.robots_answer(final.status, final.content, job.host)
+        if final.is_redirect:  # more hops than RFC 9309 asks us to follow: allow all
+            self._db.add_robots(origin, final.status, b"", final.started_at)
+        self._frontier.set_robots(origin, rules)
+        landed = origin_of(final.url)
+        if landed != origin and path_query_of(final.url) == "/robots.txt":
+            # The redirect ended on another origin's robots.txt: that is its answer too, so
+            # it is never fetched a second time while these rules are valid.
+            self._frontier.set_robots(landed, rules)
         self._frontier.done(job, success=True)
+
+    def restore_robots(self, keep: Callable[[str], bool] = lambda origin: True) -> int:
+        """Resume: install every kept robots.txt answer that is still valid; how many."""
+        ttl = self._config.politeness.robots_ttl
+        now = self._clock()
+        restored = 0
+        for origin, status, body, fetched_at in self._db.robots_answers():
+            left = fetched_at + ttl - now
+            if left <= 0 or not keep(origin):
+                continue
+            rules = self.robots_answer(status, body, host_of(origin))
+            self._frontier.set_robots(origin, rules, ttl=left)
+            restored += 1
+        return restored
+
+    def robots_answer(self, status: int, content: bytes, host: str) -> RobotsRules:
+        """The rules a lasting robots.txt answer (2xx, or 4xx/too many redirects) implies."""
+        entry = self._stats.host(host)
+        if 200 <= status < 300:
+            rules = parse_robots(content, self._product)
+            entry.robots_status = "rules"
+            if rules.crawl_delay is not None:
+                entry.robots_status = f"rules, crawl-delay {rules.crawl_delay:g}"
+            if rules.sitemaps:
+                self._stats.sitemaps.setdefault(host, list(rules.sitemaps))
+            return rules
+        # 4xx, or a redirect chain longer than five hops: treat as unavailable, allow all.
+        entry.robots_status = f"allow-all ({status})"
+        return RobotsRules.allow_all()
 
     def record_page(self, job: Job, result: FetchResult, location: WarcLocation | None) -> bool:
         """Count and record one page exchange and admit what it leads to (links, redirect).
@@ -358,6 +385,15 @@ class Pipeline:
         return float(
             min(base * 2 ** min(host.errors_in_row, 16), self._config.politeness.max_backoff)
         )
+
+
+def _lasting(answer: FetchResult) -> bool:
+    """Whether a robots.txt answer stands until its rules expire (2xx, 3xx left, 4xx but 429),
+    as opposed to one that means "unavailable, ask again later" (RFC 9309 2.3.1)."""
+    status = answer.status
+    if status == 0 or status >= 500 or status == 429:
+        return False
+    return answer.error not in ("bad_encoding", "decompression_bomb")
 
 
 def _again(job: Job) -> Job:

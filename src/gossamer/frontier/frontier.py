@@ -1,25 +1,29 @@
 """The Mercator-style frontier: per-host queues, politeness timing and domain-diverse order.
 
+A host is a host name: every scheme and port of it share one politeness slot (in-flight
+limit, delay, Crawl-delay, backoff), while robots.txt is kept per origin as RFC 9309 says.
 Hosts that may send a request now sit in a heap keyed by how many pages they have had, so the
 crawl spreads over many domains (fewest-fetched first); hosts waiting out their delay sit in a
 heap keyed by the time they become ready. A host is in at most one heap and leaves it while it
-has ``max_per_host`` requests in flight. Every method is synchronous and takes ``now`` from an
-injected monotonic clock, so the timing is deterministic in tests; the engine's dispatcher owns
-the waiting.
+has ``max_per_host`` requests in flight or a robots.txt fetch under way. Every method is
+synchronous and takes ``now`` from an injected monotonic clock, so the timing is deterministic
+in tests; the engine's dispatcher owns the waiting.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+from collections import deque
 from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import Protocol
 
-from gossamer.frontier.hosts import HostState, Job, RobotsState
+from gossamer.frontier.hosts import HostState, Job, OriginRobots, RobotsState
 from gossamer.frontier.seen import SeenSet
 from gossamer.robots import RobotsRules
 from gossamer.stats import CrawlStats
+from gossamer.urls import host_of, origin_of, path_query_of, robots_url
 
 WINDOW = 64  # queued jobs per host kept in memory; the rest wait on disk
 
@@ -44,12 +48,6 @@ class NoBacklog:
 
     def load(self, host: str, after: int, limit: int) -> list[tuple[int, Job]]:
         return []
-
-
-def _path_of(url: str) -> str:
-    """Path plus query of an absolute canonical URL, as robots.txt rules match it."""
-    start = url.find("/", url.find("//") + 2)
-    return url[start:] if start >= 0 else "/"
 
 
 class Frontier:
@@ -133,8 +131,7 @@ class Frontier:
             if host.admitted >= host_budget:
                 return Admission.OVER_BUDGET
             host.admitted += 1
-        if host.robots_state is RobotsState.GIVEN_UP:
-            self._stats.skipped_robots += 1
+        if host.given_up and self._given_up(host, job):
             return Admission.QUEUED
         if host.backlog or len(host.queue) >= self._window:
             host.backlog += 1
@@ -153,14 +150,21 @@ class Frontier:
             self._pending += count
             self._schedule(host)
 
+    def _given_up(self, host: HostState, job: Job) -> bool:
+        """Whether ``job``'s origin was given up (then it is counted as refused by robots)."""
+        robots = host.origins.get(origin_of(job.url))
+        if robots is None or robots.state is not RobotsState.GIVEN_UP:
+            return False
+        self._stats.skipped_robots += 1
+        return True
+
     def retry(self, job: Job) -> None:
         """Queue a URL again (429/503 retries), bypassing the seen-set."""
         self._enqueue(job)
 
     def _enqueue(self, job: Job) -> None:
         host = self.host(job.host)
-        if host.robots_state is RobotsState.GIVEN_UP:
-            self._stats.skipped_robots += 1
+        if host.given_up and self._given_up(host, job):
             return
         host.queue.append(job)
         self._pending += 1
@@ -203,27 +207,30 @@ class Frontier:
             host.backlog = 0
 
     def _take(self, host: HostState, now: float) -> Job | None:
-        if host.robots_state is RobotsState.READY and now >= host.robots_expires:
-            host.robots_state = RobotsState.UNKNOWN
-        if not host.queue and host.backlog:
-            self._refill(host)
-        if host.robots_state is RobotsState.UNKNOWN:
-            if not host.queue:
-                return None
-            host.robots_state = RobotsState.FETCHING
-            return Job(url=host.key + "/robots.txt", host=host.key, robots=True)
-        if host.robots_state is not RobotsState.READY:
-            return None
-        rules = host.rules
+        """The host's next job: its origin's robots.txt first if unknown, else the next URL
+        the rules allow. None when the host must wait (a robots.txt fetch under way)."""
         while host.queue or host.backlog:
             if not host.queue:
                 self._refill(host)
                 continue
-            job = host.queue.popleft()
+            job = host.queue[0]
+            origin = origin_of(job.url)
+            robots = host.robots(origin)
+            if robots.state is RobotsState.READY and now >= robots.expires:
+                robots.state = RobotsState.UNKNOWN
+            if robots.state is RobotsState.UNKNOWN:
+                robots.state = RobotsState.FETCHING
+                host.robots_fetching += 1
+                return Job(url=robots_url(origin), host=host.key, robots=True)
+            if robots.state is RobotsState.FETCHING:
+                return None
+            host.queue.popleft()
             self._pending -= 1
-            if rules is None or rules.is_allowed(_path_of(job.url)):
+            if robots.state is RobotsState.READY and (
+                robots.rules is None or robots.rules.is_allowed(path_query_of(job.url))
+            ):
                 return job
-            self._stats.skipped_robots += 1
+            self._stats.skipped_robots += 1  # disallowed, or its origin was given up
         return None
 
     def next_wake(self) -> float | None:
@@ -248,44 +255,103 @@ class Frontier:
         host.next_time = max(host.next_time, self._clock() + wait)
         self._schedule(host)
 
-    def set_robots(self, key: str, rules: RobotsRules) -> None:
-        host = self.host(key)
-        host.rules = rules
-        host.robots_state = RobotsState.READY
-        host.robots_failures = 0
-        host.robots_expires = self._clock() + self._robots_ttl
-        if rules.crawl_delay is not None:
-            host.delay = max(self._delay, min(rules.crawl_delay, self._crawl_delay_cap))
+    def robots_rules(self, origin: str) -> RobotsRules | None:
+        """The valid rules of ``origin``, if known: a robots.txt redirect landing there reuses
+        them instead of fetching the same robots.txt again."""
+        host = self._hosts.get(host_of(origin))
+        robots = host.origins.get(origin) if host is not None else None
+        if robots is None or robots.state is not RobotsState.READY:
+            return None
+        return robots.rules if self._clock() < robots.expires else None
+
+    def set_robots(self, origin: str, rules: RobotsRules, *, ttl: float | None = None) -> None:
+        """Install ``origin``'s rules, valid for ``ttl`` seconds (default: ``robots_ttl``).
+
+        A Crawl-delay applies to the whole host: the longest over its origins wins.
+        """
+        host = self.host(host_of(origin))
+        robots = host.robots(origin)
+        self._end_robots_fetch(host, robots)
+        robots.rules = rules
+        robots.state = RobotsState.READY
+        robots.failures = 0
+        robots.expires = self._clock() + (self._robots_ttl if ttl is None else ttl)
+        host.delay = max(
+            [self._delay]
+            + [
+                min(r.rules.crawl_delay, self._crawl_delay_cap)
+                for r in host.origins.values()
+                if r.rules is not None and r.rules.crawl_delay is not None
+            ]
+        )
         self._schedule(host)
 
-    def robots_unavailable(self, key: str, *, give_up: bool = False) -> list[Job] | None:
-        """robots.txt answered 5xx or could not be fetched: wait, retry, and finally give up.
+    def robots_unavailable(self, origin: str, *, give_up: bool = False) -> list[Job] | None:
+        """``origin``'s robots.txt answered 5xx or could not be fetched: wait, retry, give up.
 
         ``give_up`` skips the retries (the host cannot be connected to at all). Returns the
-        queued jobs that were dropped when the host is given up, else None.
+        queued in-memory jobs of that origin when it is given up (their seed fallbacks may
+        apply), else None. Jobs of a given-up origin still on disk are dropped as they load.
         """
-        host = self.host(key)
-        host.robots_failures += 1
-        if give_up or host.robots_failures > self._robots_retries:
-            host.robots_state = RobotsState.GIVEN_UP
-            while host.backlog:
-                self._refill(host)
-            dropped = list(host.queue)
+        host = self.host(host_of(origin))
+        robots = host.robots(origin)
+        self._end_robots_fetch(host, robots)
+        robots.failures += 1
+        if give_up or robots.failures > self._robots_retries:
+            robots.state = RobotsState.GIVEN_UP
+            host.given_up += 1
+            dropped = [job for job in host.queue if origin_of(job.url) == origin]
+            if dropped:
+                host.queue = deque(job for job in host.queue if origin_of(job.url) != origin)
             self._stats.skipped_robots += len(dropped)
             self._pending -= len(dropped)
-            host.queue.clear()
+            self._schedule(host)
             return dropped
-        host.robots_state = RobotsState.UNKNOWN
-        wait = self._robots_retry_delay * 2 ** (host.robots_failures - 1)
+        robots.state = RobotsState.UNKNOWN
+        wait = self._robots_retry_delay * 2 ** (robots.failures - 1)
         host.next_time = max(host.next_time, self._clock() + wait)
         self._schedule(host)
         return None
+
+    def _end_robots_fetch(self, host: HostState, robots: OriginRobots) -> None:
+        if robots.state is RobotsState.FETCHING:
+            host.robots_fetching -= 1
+
+    # -- a crawl that ends when its work ends ------------------------------------------------
+    def deferred_only(self) -> bool:
+        """True when nothing is in flight or ready and every waiting host waits only to retry
+        an unavailable robots.txt: the crawl would idle for those retries alone."""
+        if self._in_flight or self._ready or not self._sleeping:
+            return False
+        return all(self._hosts[key].deferred for _, _, key in self._sleeping)
+
+    def drop_deferred(self) -> list[str]:
+        """Stop waiting for unavailable robots.txt files: forget the queued jobs of every
+        deferred host (the crawl database still lists them as unfetched, so a resume retries
+        them) and return the deferred origins."""
+        origins = self.deferred_origins()
+        for host in self._hosts.values():
+            if host.deferred and host.has_work:
+                self._pending -= len(host.queue) + host.backlog
+                host.queue.clear()
+                host.backlog = 0
+        return origins
+
+    def deferred_origins(self) -> list[str]:
+        """Origins waiting to retry an unavailable robots.txt, with work queued behind them."""
+        return sorted(
+            origin
+            for host in self._hosts.values()
+            if host.has_work
+            for origin, robots in host.origins.items()
+            if robots.deferred
+        )
 
     def _schedule(self, host: HostState) -> None:
         """Put the host in the heap that matches its state, if it has work and a free slot."""
         if host.heap or not host.has_work or host.in_flight >= self._max_per_host:
             return
-        if host.robots_state is RobotsState.FETCHING:
+        if host.robots_fetching:
             return
         if host.next_time > self._clock():
             heapq.heappush(self._sleeping, (host.next_time, next(self._seq), host.key))

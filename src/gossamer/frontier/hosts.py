@@ -1,4 +1,9 @@
-"""Per-host politeness state and the unit of work the frontier hands out."""
+"""Per-host politeness state, per-origin robots.txt state, and the unit of work handed out.
+
+A *host* is a host name (:func:`gossamer.urls.host_of`): every scheme and port of one name
+share one politeness slot, because they are one server as far as load goes. robots.txt is
+per *origin* (RFC 9309), so a host holds the robots state of each of its origins.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,10 @@ from gossamer.robots import RobotsRules
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """One URL to fetch. ``robots`` jobs fetch the host's robots.txt before anything else."""
+    """One URL to fetch. ``robots`` jobs fetch an origin's robots.txt before anything else.
+
+    ``host`` is the host name of ``url`` (its politeness key).
+    """
 
     url: str
     host: str
@@ -27,21 +35,35 @@ class RobotsState(Enum):
     UNKNOWN = "unknown"  # not fetched yet, or expired: the next job is the robots.txt fetch
     FETCHING = "fetching"
     READY = "ready"
-    GIVEN_UP = "given-up"  # robots.txt stayed unreachable: the host's URLs are dropped
+    GIVEN_UP = "given-up"  # robots.txt stayed unreachable: the origin's URLs are dropped
+
+
+@dataclass(slots=True)
+class OriginRobots:
+    """What the frontier knows of one origin's robots.txt."""
+
+    state: RobotsState = RobotsState.UNKNOWN
+    rules: RobotsRules | None = None
+    expires: float = 0.0
+    failures: int = 0  # consecutive unavailable answers; >0 while UNKNOWN means deferred
+
+    @property
+    def deferred(self) -> bool:
+        """Waiting to ask again after an unavailable robots.txt (5xx, 429, unreachable)."""
+        return self.failures > 0 and self.state is RobotsState.UNKNOWN
 
 
 @dataclass(slots=True)
 class HostState:
-    """Everything the frontier knows about one host (scheme://host:port)."""
+    """Everything the frontier knows about one host name."""
 
     key: str
     queue: deque[Job] = field(default_factory=deque)  # the in-memory window
     backlog: int = 0  # jobs of this host waiting on disk
     loaded_upto: int = 0  # highest backlog row id already loaded into the window
-    robots_state: RobotsState = RobotsState.UNKNOWN
-    rules: RobotsRules | None = None
-    robots_expires: float = 0.0
-    robots_failures: int = 0
+    origins: dict[str, OriginRobots] = field(default_factory=dict)  # robots.txt per origin
+    robots_fetching: int = 0  # origins whose robots.txt is being fetched now
+    given_up: int = 0  # origins given up, so admission checks the origin only when needed
     delay: float = 0.0  # effective minimum gap between requests (config or Crawl-delay)
     next_time: float = 0.0  # monotonic time before which no request may start
     in_flight: int = 0
@@ -52,6 +74,15 @@ class HostState:
 
     @property
     def has_work(self) -> bool:
-        return (bool(self.queue) or self.backlog > 0) and (
-            self.robots_state is not RobotsState.GIVEN_UP
-        )
+        return bool(self.queue) or self.backlog > 0
+
+    @property
+    def deferred(self) -> bool:
+        """Some origin of this host waits to retry an unavailable robots.txt."""
+        return any(robots.deferred for robots in self.origins.values())
+
+    def robots(self, origin: str) -> OriginRobots:
+        state = self.origins.get(origin)
+        if state is None:
+            state = self.origins[origin] = OriginRobots()
+        return state

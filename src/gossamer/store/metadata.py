@@ -28,15 +28,17 @@ from typing import Any
 from gossamer import __version__
 from gossamer.errors import StoreError
 from gossamer.fetch.result import FetchResult
+from gossamer.store.migrate import ROBOTS_TABLE, upgrade
 from gossamer.store.warc import WarcLocation
 
 __all__ = ["SCHEMA_VERSION", "MetadataDB", "PageRow", "page_row", "sha1_hex"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _FETCH_ROWS = 1000  # rows per fetchmany when streaming query results
 _CACHE_KIB = 64 * 1024
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE pages (
     url TEXT PRIMARY KEY,
@@ -53,7 +55,7 @@ CREATE TABLE pages (
     warc_offset INTEGER,
     warc_length INTEGER,
     error TEXT,
-    host TEXT,
+    host TEXT,  -- the host name (politeness key), not the origin
     purpose TEXT NOT NULL DEFAULT 'page'  -- 'page', or 'robots' for robots.txt exchanges
 );
 -- An explicit INTEGER PRIMARY KEY keeps ids stable across VACUUM; links depend on them.
@@ -76,6 +78,9 @@ CREATE VIEW link_urls AS
     SELECT s.url AS from_url, d.url AS to_url
     FROM links JOIN urls AS s ON s.id = links.src JOIN urls AS d ON d.id = links.dst;
 """
+    + ROBOTS_TABLE
+)
+_INSERT_ROBOTS = "INSERT OR REPLACE INTO robots VALUES (?, ?, ?, ?)"
 
 _INSERT_PAGE = (
     "INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -172,6 +177,7 @@ class MetadataDB:
         self._pages: list[tuple[object, ...]] = []
         self._discovered: list[tuple[str, str, int, str | None, float, int]] = []
         self._links: list[tuple[str, str]] = []
+        self._robots: list[tuple[str, int, bytes, float]] = []
         self._closed = False
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -210,6 +216,14 @@ class MetadataDB:
         self._discovered.extend(
             (url, host, depth, ref, now, flag) for url, host, depth, ref in rows
         )
+
+    def add_robots(self, origin: str, status: int, body: bytes, fetched_at: float) -> None:
+        """Record ``origin``'s robots.txt answer, so a resume can reuse it while it is valid."""
+        self._robots.append((origin, status, body, fetched_at))
+
+    def robots_answers(self) -> Iterator[tuple[str, int, bytes, float]]:
+        """Every origin's latest robots.txt answer: (origin, status, body, fetched_at)."""
+        yield from self._query("SELECT origin, status, body, fetched_at FROM robots")
 
     # -- the frontier's disk side -----------------------------------------------------------
 
@@ -304,7 +318,7 @@ class MetadataDB:
 
     def flush(self) -> None:
         """Write every buffered row in one transaction. Buffers survive a failed attempt."""
-        if not (self._pages or self._discovered or self._links):
+        if not (self._pages or self._discovered or self._links or self._robots):
             return
         conn = self._conn
         with self._sqlite("write"):
@@ -314,6 +328,7 @@ class MetadataDB:
                 conn.executemany(_INSERT_DISCOVERED, self._discovered)
                 conn.executemany(_INSERT_NODE, _link_nodes(self._links))
                 conn.executemany(_INSERT_LINK, self._links)
+                conn.executemany(_INSERT_ROBOTS, self._robots)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -322,6 +337,7 @@ class MetadataDB:
         self._pages.clear()
         self._discovered.clear()
         self._links.clear()
+        self._robots.clear()
 
     def close(self) -> None:
         """Flush, fold the WAL back into the database file, and close."""
@@ -412,6 +428,7 @@ class MetadataDB:
             version = row[0] if row else None
         if version is None or not {"pages", "urls", "links"} <= tables:
             raise StoreError(f"{self._path} is not a Gossamer crawl database")
+        version = upgrade(self._conn, version)
         if version != str(SCHEMA_VERSION):
             raise StoreError(
                 f"{self._path} has schema version {version}; "

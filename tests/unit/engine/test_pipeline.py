@@ -10,18 +10,12 @@ from gossamer.engine.pipeline import (
     PARSE_LIMIT,
     Pipeline,
     build_frontier,
-    origin_of,
     retry_after,
 )
 from gossamer.fetch import FetchResult
 from gossamer.frontier import Job
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore
-
-
-def test_origin_of() -> None:
-    assert origin_of("http://a.test:8080/x/y?q") == "http://a.test:8080"
-    assert origin_of("https://a.test/") == "https://a.test"
 
 
 def test_retry_after_forms() -> None:
@@ -53,7 +47,7 @@ def test_links_come_from_the_first_parse_limit_bytes_only(tmp_path: Path) -> Non
         content=body,
         content_type="text/html",
     )
-    assert pipeline.record_page(Job(url=page.url, host="http://a.test"), page, None)
+    assert pipeline.record_page(Job(url=page.url, host="a.test"), page, None)
     assert frontier.seen("http://a.test/early")
     assert not frontier.seen("http://a.test/late")
     cdxj.close()

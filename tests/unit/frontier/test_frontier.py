@@ -5,6 +5,7 @@ from __future__ import annotations
 from gossamer.frontier import Admission, Frontier, Job, RobotsState
 from gossamer.robots import RobotsRules, parse_robots
 from gossamer.stats import CrawlStats
+from gossamer.urls import host_of
 
 
 class Clock:
@@ -29,8 +30,8 @@ def make(clock: Clock, **kw: float) -> tuple[Frontier, CrawlStats]:
     return Frontier(stats=stats, clock=clock, **options), stats  # type: ignore[arg-type]
 
 
-def job(host: str, path: str = "/") -> Job:
-    return Job(url=f"{host}{path}", host=host)
+def job(origin: str, path: str = "/") -> Job:
+    return Job(url=f"{origin}{path}", host=host_of(origin))
 
 
 def ready_robots(frontier: Frontier, host: str, rules: RobotsRules | None = None) -> None:
@@ -89,7 +90,7 @@ def test_crawl_delay_lengthens_the_gap_and_is_capped() -> None:
     ready_robots(
         frontier, "http://a", parse_robots(b"User-agent: *\nCrawl-delay: 60\n", "gossamer")
     )
-    assert frontier.host("http://a").delay == 3.0
+    assert frontier.host("a").delay == 3.0
     clock.now += 3.0
     page = frontier.pop_ready()
     assert page is not None
@@ -108,12 +109,12 @@ def test_hosts_with_fewest_fetches_go_first() -> None:
     ready_robots(frontier, "http://big")
     for _ in range(3):
         page = frontier.pop_ready()
-        assert page is not None and page.host == "http://big"
+        assert page is not None and page.host == "big"
         frontier.done(page, success=True)
     frontier.add(job("http://small", "/"))
     ready_robots(frontier, "http://small")
     page = frontier.pop_ready()
-    assert page is not None and page.host == "http://small"
+    assert page is not None and page.host == "small"
 
 
 def test_disallowed_urls_are_dropped_and_counted() -> None:
@@ -147,7 +148,7 @@ def test_unreachable_robots_is_retried_then_the_host_is_given_up() -> None:
     dropped = frontier.robots_unavailable("http://a")
     assert dropped is not None and [j.url for j in dropped] == ["http://a/1", "http://a/2"]
     frontier.done(again, success=False)
-    assert frontier.host("http://a").robots_state is RobotsState.GIVEN_UP
+    assert frontier.host("a").origins["http://a"].state is RobotsState.GIVEN_UP
     assert stats.skipped_robots == 2
     assert frontier.exhausted
 
@@ -164,11 +165,11 @@ def test_backoff_delays_only_that_host() -> None:
     a = frontier.pop_ready()
     b = frontier.pop_ready()
     assert a is not None and b is not None
-    slow, fast = (a, b) if a.host == "http://slow" else (b, a)
+    slow, fast = (a, b) if a.host == "slow" else (b, a)
     frontier.done(slow, success=False, backoff=60.0)
     frontier.done(fast, success=True)
     nxt = frontier.pop_ready()
-    assert nxt is not None and nxt.host == "http://fast"
+    assert nxt is not None and nxt.host == "fast"
     assert frontier.pop_ready() is None
 
 
@@ -220,7 +221,7 @@ def test_jobs_beyond_the_window_spill_and_come_back_in_order() -> None:
             backlog.rows.append((len(backlog.rows) + 1, item))
         assert admission is (Admission.QUEUED if i < 3 else Admission.SPILLED)
     assert frontier.pending == 10
-    assert len(frontier.host("http://a").queue) == 3
+    assert len(frontier.host("a").queue) == 3
     ready_robots(frontier, "http://a")
     order = []
     while (page := frontier.pop_ready()) is not None:

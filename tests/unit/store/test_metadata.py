@@ -10,7 +10,7 @@ import pytest
 
 from gossamer.errors import StoreError
 from gossamer.fetch.result import FetchResult
-from gossamer.store.metadata import MetadataDB, PageRow, page_row
+from gossamer.store.metadata import SCHEMA_VERSION, MetadataDB, PageRow, page_row
 from gossamer.store.warc import WarcLocation
 
 
@@ -60,7 +60,7 @@ def test_schema_settings_and_meta(tmp_path: Path) -> None:
     MetadataDB(path, clock=lambda: 42.0).close()
     assert committed(path, "PRAGMA journal_mode") == [("wal",)]
     meta = {key: value for key, value in committed(path, "SELECT key, value FROM meta")}
-    assert meta["schema_version"] == "1"
+    assert meta["schema_version"] == str(SCHEMA_VERSION)
     assert meta["created_at"] == "42.0"
     assert meta["gossamer_version"]
 
@@ -183,8 +183,8 @@ def test_other_schema_version_raises_store_error(tmp_path: Path) -> None:
     path = tmp_path / "crawl.db"
     MetadataDB(path).close()
     with sqlite3.connect(path) as other:
-        other.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-    with pytest.raises(StoreError, match="schema version 2"):
+        other.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError, match="schema version 99"):
         MetadataDB(path)
 
 

@@ -1,0 +1,51 @@
+"""Why a crawl stored nothing, in one line a user can act on.
+
+Role in the data flow: the crawler calls :func:`why_nothing` when a crawl ran dry without a
+single stored page, and the CLI prints it as the error line. It reads only the statistics, so
+it names what the crawl actually met, most actionable cause first.
+"""
+
+from __future__ import annotations
+
+from gossamer.stats import CrawlStats
+
+__all__ = ["why_nothing"]
+
+# Transport faults, as the fetcher names them, in words.
+_FAULTS = {
+    "dns": "host names do not resolve",
+    "connection_refused": "connections were refused",
+    "connect_timeout": "connections timed out",
+    "tls": "TLS handshakes failed",
+}
+
+
+def _list(items: list[str], most: int = 3) -> str:
+    shown = ", ".join(items[:most])
+    return shown + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
+def why_nothing(stats: CrawlStats) -> str:
+    """The causes, joined with '; ', for a crawl that stored no page."""
+    causes: list[str] = []
+    if stats.errors.get("blocked_address"):
+        causes.append(
+            "the seed hosts resolve to private or loopback addresses, which are refused"
+            " (map them with --resolve HOST:IP to crawl them)"
+        )
+    if stats.deferred:
+        causes.append(
+            f"robots.txt of {_list(stats.deferred)} stayed unavailable, so nothing there may"
+            " be fetched yet (gossamer crawl --resume DIR tries again)"
+        )
+    faults = [text for kind, text in _FAULTS.items() if stats.errors.get(kind)]
+    if faults:
+        causes.append("; ".join(faults))
+    if stats.skipped_robots:
+        causes.append(f"robots.txt disallowed {stats.skipped_robots} URL(s)")
+    statuses = [str(status) for status in sorted(stats.statuses) if status >= 300]
+    if statuses:
+        causes.append(f"the servers answered HTTP {', '.join(statuses)}")
+    if stats.skipped_other:
+        causes.append(f"{stats.skipped_other} URL(s) were out of scope")
+    return "; ".join(causes) or "no seed led to a page"

@@ -1,0 +1,66 @@
+"""The identity parts of a canonical URL: its origin, its host name and its path.
+
+Role in the data flow: every canonical URL that reaches the frontier is keyed by these parts,
+and nowhere else splits a URL string by hand. They answer three different questions:
+
+* :func:`host_of` -- *which server?* The politeness key: every scheme and port of one host name
+  share one slot (in-flight limit, delay, Crawl-delay, backoff), and worker processes split the
+  crawl by it. ``http://a.org/``, ``https://a.org/`` and ``http://a.org:8080/`` are one host.
+* :func:`origin_of` -- *whose robots.txt?* RFC 9309 scopes a robots.txt to its origin
+  (scheme, host and port), so each origin of a host has rules of its own.
+* :func:`path_query_of` -- *which rule applies?* The path and query robots.txt rules match.
+
+They take the canonical form (see :mod:`gossamer.urls.canonical`): scheme and host lower-case,
+IDN hosts in punycode, default ports dropped, and a path that always starts with ``/``. So the
+work is a couple of ``str.find`` calls per URL, which matters because these run for every link.
+"""
+
+from __future__ import annotations
+
+__all__ = ["host_of", "origin_of", "path_query_of", "robots_url"]
+
+
+def _authority_span(url: str) -> tuple[int, int]:
+    """Start and end of the authority (``[userinfo@]host[:port]``) of an absolute URL."""
+    start = url.find("//")
+    if start < 0:
+        raise ValueError(f"not an absolute URL: {url!r}")
+    start += 2
+    end = url.find("/", start)
+    return start, len(url) if end < 0 else end
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of a canonical URL (or of an origin): the robots.txt key."""
+    start, end = _authority_span(url)
+    at = url.rfind("@", start, end)
+    if at < 0:
+        return url[:end]
+    # Credentials are not part of an origin (and never belong in a key that gets stored).
+    return url[:start] + url[at + 1 : end]
+
+
+def host_of(url: str) -> str:
+    """The host name of a canonical URL or origin, without port: the politeness key.
+
+    IPv6 literals keep their brackets (``[::1]``), so a key never looks like ``host:port``.
+    """
+    start, end = _authority_span(url)
+    at = url.rfind("@", start, end)
+    if at >= 0:
+        start = at + 1
+    if url.startswith("[", start):
+        return url[start : url.index("]", start) + 1]
+    colon = url.find(":", start, end)
+    return url[start : end if colon < 0 else colon]
+
+
+def path_query_of(url: str) -> str:
+    """Path plus ``?query`` of a canonical URL, as robots.txt rules are matched against it."""
+    _, end = _authority_span(url)
+    return url[end:] or "/"
+
+
+def robots_url(url: str) -> str:
+    """The robots.txt URL that governs ``url`` (or an origin)."""
+    return origin_of(url) + "/robots.txt"
