@@ -228,7 +228,6 @@ class Crawler:
 
     async def _dispatch(self, frontier: Frontier, jobs: asyncio.Queue[Job | None]) -> None:
         target = self._config.max_pages
-        deferred_since: float | None = None  # when only robots.txt retries were left
         while not self._stop_reason:
             if target is not None and self.stats.pages >= target:
                 self.stop("target")
@@ -246,17 +245,14 @@ class Crawler:
             wait = frontier.next_wake() if room else None
             if frontier.deferred_only():
                 # RFC 9309 says retry an unavailable robots.txt later, not idle the crawl for
-                # it: after robots_wait, those hosts are left to a resume.
-                now = time.monotonic()
-                deferred_since = deferred_since if deferred_since is not None else now
-                left = deferred_since + self._config.politeness.robots_wait - now
+                # it: past its grace, such a host is left to a resume.
+                left = (
+                    frontier.deferral_ends(self._config.politeness.robots_wait) - time.monotonic()
+                )
                 if left <= 0:
                     self._defer(frontier.drop_deferred())
-                    deferred_since = None
                     continue
                 wait = left if wait is None else min(wait, left)
-            else:
-                deferred_since = None
             if self._part is not None:
                 if frontier.exhausted:
                     # Nothing here; wait for URLs from other workers or the coordinator's stop.

@@ -296,6 +296,8 @@ class Frontier:
         host = self.host(host_of(origin))
         robots = host.robots(origin)
         self._end_robots_fetch(host, robots)
+        if not robots.failures:
+            robots.deferred_at = self._clock()
         robots.failures += 1
         if give_up or robots.failures > self._robots_retries:
             robots.state = RobotsState.GIVEN_UP
@@ -324,6 +326,20 @@ class Frontier:
         if self._in_flight or self._ready or not self._sleeping:
             return False
         return all(self._hosts[key].deferred for _, _, key in self._sleeping)
+
+    def deferral_ends(self, grace: float) -> float:
+        """When the crawl stops waiting for deferred origins: each gets ``grace`` seconds from
+        its first unavailable answer (so a host deferred early costs nothing at the end)."""
+        return grace + max(
+            (
+                robots.deferred_at
+                for host in self._hosts.values()
+                if host.has_work
+                for robots in host.origins.values()
+                if robots.deferred
+            ),
+            default=self._clock(),
+        )
 
     def drop_deferred(self) -> list[str]:
         """Stop waiting for unavailable robots.txt files: forget the queued jobs of every

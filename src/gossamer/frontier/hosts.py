@@ -46,6 +46,7 @@ class OriginRobots:
     rules: RobotsRules | None = None
     expires: float = 0.0
     failures: int = 0  # consecutive unavailable answers; >0 while UNKNOWN means deferred
+    deferred_at: float = 0.0  # clock time of the first of those answers
 
     @property
     def deferred(self) -> bool:

@@ -18,6 +18,7 @@ from pathlib import Path
 from gossamer.errors import StoreError
 from gossamer.stats import CrawlStats
 from gossamer.store.metadata import MetadataDB
+from gossamer.urls import origin_of
 
 __all__ = ["summary_line", "write_reports"]
 
@@ -35,7 +36,7 @@ def write_reports(
         raise StoreError(f"cannot create reports folder {folder}: {exc.strerror}") from exc
     snapshot = stats.snapshot(now)
     _replace(folder / "crawled.txt", _crawled_lines(db))
-    _replace(folder / "discovered-not-crawled.txt", (f"{url}\n" for url in db.uncrawled_urls()))
+    _replace(folder / "discovered-not-crawled.txt", _uncrawled_lines(db, stats))
     _replace(folder / "stats.json", [json.dumps(snapshot, indent=2) + "\n"])
     _replace(folder / "stats.txt", _stats_lines(snapshot))
     _replace(folder / "hourly.tsv", _hourly_lines(stats))
@@ -53,6 +54,17 @@ def summary_line(pages: int, duration: float, concurrency: int, average: float) 
         f"Crawled {pages} in {duration:.2f} seconds ({concurrency} simultaneous requests), "
         f"{average:.5f} s average per page"
     )
+
+
+def _uncrawled_lines(db: MetadataDB, stats: CrawlStats) -> Iterator[str]:
+    # A URL left behind because its origin's robots.txt stayed unavailable says so, after a
+    # tab: a resume retries those. Every other line is the bare URL.
+    deferred = set(stats.deferred)
+    for url in db.uncrawled_urls():
+        if deferred and origin_of(url) in deferred:
+            yield f"{url}\tdeferred: robots.txt unavailable, retried on resume\n"
+        else:
+            yield f"{url}\n"
 
 
 def _crawled_lines(db: MetadataDB) -> Iterator[str]:

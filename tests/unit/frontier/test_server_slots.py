@@ -185,3 +185,28 @@ def test_a_given_up_origin_drops_only_its_own_urls() -> None:
     # Later links to the given-up origin are refused at once; the other origin still works.
     frontier.add(job("https://a.test/3"))
     assert frontier.pending == 0
+
+
+def test_each_deferred_origin_gets_its_grace_from_its_first_failure() -> None:
+    clock = Clock()
+    frontier = make(clock, robots_retry_delay=60.0)
+    frontier.add(job("http://down.test/1"))
+    robots = frontier.pop_ready()
+    assert robots is not None
+    frontier.robots_unavailable("http://down.test")
+    frontier.done(robots, success=False)
+    assert frontier.deferral_ends(30.0) == 1030.0
+    clock.now += 20.0
+    frontier.add(job("http://late.test/1"))
+    late = frontier.pop_ready()
+    assert late is not None and late.robots
+    frontier.robots_unavailable("http://late.test")
+    frontier.done(late, success=False)
+    assert frontier.deferral_ends(30.0) == 1050.0  # the latest deferral decides
+    # A second failure of the same origin does not restart its grace.
+    clock.now += 60.0
+    retry = frontier.pop_ready()
+    assert retry is not None and retry.url == "http://down.test/robots.txt"
+    frontier.robots_unavailable("http://down.test")
+    frontier.done(retry, success=False)
+    assert frontier.deferral_ends(30.0) == 1050.0
