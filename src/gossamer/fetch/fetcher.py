@@ -13,8 +13,8 @@ a time cannot hold a worker), a cap on the bytes read and another on the bytes d
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,8 +23,10 @@ import aiohttp
 from aiohttp.abc import AbstractResolver
 from yarl import URL
 
-from gossamer.errors import FetchError
+from gossamer.errors import ConfigError, FetchError
 from gossamer.fetch.decode import ACCEPT_ENCODING, DecodeError, decode_body
+from gossamer.fetch.faults import error_kind
+from gossamer.fetch.gate import AddressGate
 from gossamer.fetch.resolver import GuardedResolver, ResolveRule, check_literal
 from gossamer.fetch.result import FetchResult, Headers
 from gossamer.urls import canonical_link
@@ -51,35 +53,21 @@ def media_type(content_type: str | None) -> str:
     return (content_type or "").split(";", 1)[0].strip().lower()
 
 
-def _error_kind(exc: BaseException) -> str:
-    """Map a transport exception to the error kind counted in the statistics."""
-    if isinstance(exc, FetchError):
-        return exc.kind
-    if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        return "connect_timeout"
-    if isinstance(exc, TimeoutError):
-        return "timeout"  # no byte for read_timeout seconds
-    if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return "dns"
-    if isinstance(exc, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
-        return "tls"
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        if exc.os_error.errno == errno.ECONNREFUSED:
-            return "connection_refused"
-        return "connect"
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return "disconnected"
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return "bad_body"
-    if isinstance(exc, aiohttp.ClientResponseError):
-        return "bad_response"
-    if isinstance(exc, aiohttp.InvalidURL):
-        return "bad_url"
-    if isinstance(exc, ConnectionResetError | aiohttp.ClientOSError):
-        return "connection_reset"
-    if isinstance(exc, aiohttp.ClientError):
-        return "http_error"
-    return "other"
+def tls_context(ca_file: str | None) -> ssl.SSLContext | bool:
+    """The connector's ``ssl``: the system's authorities, plus those in ``ca_file`` if given."""
+    if ca_file is None:
+        return True  # aiohttp's default verifying context
+    context = ssl.create_default_context()
+    try:
+        context.load_verify_locations(cafile=ca_file)
+    except ssl.SSLError as exc:
+        raise ConfigError(
+            f"CA file {ca_file}: no usable PEM certificate ({exc.reason or exc})"
+        ) from exc
+    except OSError as exc:
+        raise ConfigError(f"CA file {ca_file}: {exc.strerror or exc}") from exc
+    context.set_alpn_protocols(("http/1.1",))  # as aiohttp's own context
+    return context
 
 
 def _raw_headers(raw: tuple[tuple[bytes, bytes], ...]) -> Headers:
@@ -99,7 +87,14 @@ class Fetcher:
         connections: int,
         clock: Callable[[], float] = time.time,
         system_resolver: AbstractResolver | None = None,
+        max_per_ip: int | None = None,
+        ca_file: str | None = None,
     ) -> None:
+        """``max_per_ip``: exchanges in flight per server address (None: no cap).
+
+        ``ca_file``: a PEM file of certificate authorities trusted besides the system's; a file
+        that cannot be used raises :class:`ConfigError` when the fetcher starts.
+        """
         self._user_agent = user_agent
         self._limits = limits
         self._rules = resolve
@@ -107,17 +102,25 @@ class Fetcher:
         self._connections = connections
         self._clock = clock
         self._system_resolver = system_resolver  # None: the operating system's
+        self._max_per_ip = max_per_ip
+        self._ca_file = ca_file
+        self._gate: AddressGate | None = None
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Fetcher:
+        # Reading the CA file (and the system's store) blocks: keep it off the event loop.
+        tls = await asyncio.to_thread(tls_context, self._ca_file)
+        resolver = GuardedResolver(
+            self._rules, allow_private=self._allow_private, system=self._system_resolver
+        )
+        if self._max_per_ip is not None:
+            self._gate = AddressGate(resolver, self._max_per_ip)
         connector = aiohttp.TCPConnector(
             limit=self._connections,
             limit_per_host=0,
-            resolver=GuardedResolver(
-                self._rules, allow_private=self._allow_private, system=self._system_resolver
-            ),
+            resolver=resolver,
             ttl_dns_cache=300,
-            ssl=True,
+            ssl=tls,
         )
         timeout = aiohttp.ClientTimeout(
             total=None,
@@ -143,6 +146,11 @@ class Fetcher:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        self._gate = None
+
+    def in_flight_per_address(self) -> dict[str, int]:
+        """Exchanges holding or awaiting a slot, per server address (empty: no cap, or idle)."""
+        return {} if self._gate is None else self._gate.in_flight()
 
     async def fetch(self, url: str) -> FetchResult:
         """GET one canonical URL; the body is read only if its type is kept and size allowed."""
@@ -171,11 +179,34 @@ class Fetcher:
         deadline = asyncio.timeout(self._limits.total_timeout)
         try:
             async with deadline:
-                return await self._exchange(url, max_body, robots, started, t0)
-        except (TimeoutError, aiohttp.ClientError, FetchError, OSError, ValueError) as exc:
+                target = self._target(url)
+                gate = self._gate
+                if gate is None:
+                    return await self._exchange(
+                        target, url, max_body, robots, started=started, t0=t0
+                    )
+                assert target.raw_host is not None
+                address = await gate.address(target.raw_host, target.port or 0)
+                await self._wait_for_slot(gate, address, deadline)
+                try:
+                    # The exchange starts, and is timed, once its slot is free.
+                    started, t0 = self._clock(), time.monotonic()
+                    return await self._exchange(
+                        target, url, max_body, robots, started=started, t0=t0
+                    )
+                finally:
+                    gate.release(address)
+        except (
+            TimeoutError,
+            aiohttp.ClientError,
+            FetchError,
+            OSError,
+            ValueError,
+            MemoryError,
+        ) as exc:
             # Slowloris shows up here: bytes kept coming, so no read timed out, but the whole
             # exchange overran its budget.
-            kind = "total_timeout" if deadline.expired() else _error_kind(exc)
+            kind = "total_timeout" if deadline.expired() else error_kind(exc)
             log.debug("fetch failed url=%s kind=%s detail=%s", url, kind, exc)
             return FetchResult(
                 url=url,
@@ -186,10 +217,8 @@ class Fetcher:
                 error_detail=str(exc)[:300] or type(exc).__name__,
             )
 
-    async def _exchange(
-        self, url: str, max_body: int, robots: bool, started: float, t0: float
-    ) -> FetchResult:
-        assert self._session is not None
+    def _target(self, url: str) -> URL:
+        """The URL to request, refused before any connection if its scheme or address is."""
         try:
             # encoded=True: the request carries the canonical URL exactly as recorded and as
             # robots.txt was matched against; yarl would otherwise re-quote '[' and ']' in a path.
@@ -199,6 +228,26 @@ class Fetcher:
         if target.scheme not in SCHEMES or not target.raw_host:
             raise FetchError("bad_scheme", f"refusing to fetch {target.scheme or 'relative'} URL")
         check_literal(target.raw_host, self._rules, self._allow_private)
+        return target
+
+    @staticmethod
+    async def _wait_for_slot(gate: AddressGate, address: str, deadline: asyncio.Timeout) -> None:
+        """Wait for a slot of ``address`` with the total time limit paused.
+
+        A server shared by many hosts may hold a queue of waiting exchanges; the wait is not
+        the server being slow, so it must not end as a ``total_timeout``.
+        """
+        loop = asyncio.get_running_loop()
+        when = deadline.when()
+        remaining = None if when is None else when - loop.time()
+        deadline.reschedule(None)
+        await gate.acquire(address)
+        deadline.reschedule(None if remaining is None else loop.time() + remaining)
+
+    async def _exchange(
+        self, target: URL, url: str, max_body: int, robots: bool, *, started: float, t0: float
+    ) -> FetchResult:
+        assert self._session is not None
         async with self._session.get(target, allow_redirects=False) as resp:
             transport = resp.connection.transport if resp.connection else None
             peer = transport.get_extra_info("peername") if transport else None

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.abc import AbstractResolver
 
 from gossamer.fetch.fetcher import ROBOTS_MAX_BYTES, Fetcher, FetchLimits
 from gossamer.fetch.resolver import parse_resolve
@@ -30,6 +30,8 @@ from gossamer.testweb.hostile import (
     HostileServer,
     head,
 )
+
+from .loopback import StubResolver
 
 SAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "conformance" / "compression"
 # A read timeout well above the 0.05 s between slowloris bytes, so that a stall of a loaded
@@ -52,33 +54,6 @@ MEMORY_BOUND = 8_000_000
 CALM_BOUND = 0.6
 
 Scenario = Callable[[HostileServer, Fetcher], Awaitable[None]]
-
-
-class StubResolver(AbstractResolver):
-    """Stands in for the system's DNS: known names get their address, others fail as NXDOMAIN."""
-
-    def __init__(self, answers: dict[str, str]) -> None:
-        self._answers = answers
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        address = self._answers.get(host)
-        if address is None:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return [
-            ResolveResult(
-                hostname=host,
-                host=address,
-                port=port,
-                family=socket.AF_INET,
-                proto=0,
-                flags=socket.AI_NUMERICHOST,
-            )
-        ]
-
-    async def close(self) -> None:
-        return None
 
 
 def run(
