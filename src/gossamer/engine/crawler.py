@@ -179,6 +179,8 @@ class Crawler:
                 resolve=tuple(parse_resolve(entry) for entry in config.resolve),
                 allow_private=config.fetch.allow_private,
                 connections=config.concurrency,
+                max_per_ip=config.politeness.max_per_ip,
+                ca_file=config.fetch.ca_file,
             ) as fetcher:
                 await self._crawl(frontier, fetcher, pipeline, db, progress)
         finally:
@@ -281,7 +283,8 @@ class Crawler:
                 return
             try:
                 if job.robots:
-                    pipeline.robots(job, await fetcher.fetch_robots(job.url))
+                    hops = await fetcher.fetch_robots(job.url, known=pipeline.knows_robots)
+                    pipeline.robots(job, hops)
                 else:
                     result = await fetcher.fetch(job.url)
                     self._dispatched_pages -= 1

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from gossamer.config import CrawlConfig, PolitenessConfig
 from gossamer.engine.partition import Part
-from gossamer.fetch import FetchResult
+from gossamer.fetch import LOCAL_FAULTS, FetchResult
 from gossamer.fetch.fetcher import media_type
 from gossamer.frontier import Admission, Backlog, Frontier, Job
 from gossamer.frontier.frontier import WINDOW
@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 PARSE_LIMIT = 4 * 1024 * 1024  # bytes of a page handed to the HTML parser
+LOCAL_FAULT_PAUSE = 1.0  # seconds a host waits after a fault of this machine, not of the host
 # Transport faults that mean "no server here", as opposed to a slow or failing one.
 UNCONNECTABLE = frozenset(
     {"dns", "connection_refused", "connect_timeout", "blocked_address", "tls", "bad_url"}
@@ -228,13 +229,32 @@ class Pipeline:
         )
         self._db.end_exchange()
 
+    def knows_robots(self, url: str) -> bool:
+        """Whether ``url`` is a robots.txt whose answer is known and valid (not to be fetched)."""
+        return (
+            path_query_of(url) == "/robots.txt"
+            and self._frontier.robots_rules(origin_of(url)) is not None
+        )
+
     def robots(self, job: Job, hops: list[FetchResult]) -> None:
         """Store every hop of a robots.txt fetch and install the rules RFC 9309 implies."""
         for hop in hops:
-            self.record_robots(job, hop, self._archive(job, hop, "robots"))
+            if hop.error not in LOCAL_FAULTS:
+                self.record_robots(job, hop, self._archive(job, hop, "robots"))
         final = hops[-1]
         origin = origin_of(job.url)
         host = self._stats.host(job.host)
+        if final.error in LOCAL_FAULTS:
+            # This machine ran out of something; the host said nothing. Ask again later, and
+            # never give the origin up for it.
+            self._stats.record_error(final.error)
+            self._frontier.robots_unavailable(origin, keep=True)
+            host.robots_status = f"deferred ({final.error})"
+            self._frontier.done(job, success=True)
+            return
+        if final.is_redirect and self._reuse_robots(origin, final):
+            self._frontier.done(job, success=True)
+            return
         if not _lasting(final):
             # Unreachable (RFC 9309 2.3.1.4): assume everything is disallowed, try again later.
             # 429 is treated like 5xx: the server asks us to slow down, not to ignore it.
@@ -277,6 +297,16 @@ class Pipeline:
             self._frontier.set_robots(origin, rules, ttl=left)
             restored += 1
         return restored
+
+    def _reuse_robots(self, origin: str, final: FetchResult) -> bool:
+        """A redirect to a robots.txt already known: its rules are this origin's too."""
+        location = final.header("Location")
+        target = canonical_link(location, final.url) if location else None
+        rules = self._frontier.robots_rules(origin_of(target)) if target else None
+        if rules is None:
+            return False
+        self._frontier.set_robots(origin, rules)
+        return True
 
     def robots_answer(self, status: int, content: bytes, host: str) -> RobotsRules:
         """The rules a lasting robots.txt answer (2xx, or 4xx/too many redirects) implies."""
@@ -328,6 +358,9 @@ class Pipeline:
 
     def page(self, job: Job, result: FetchResult) -> bool:
         """Handle a live page fetch: archive, record, then tell the frontier how it went."""
+        if result.error in LOCAL_FAULTS:
+            self._local_fault(job, result)
+            return False
         is_page = self.record_page(job, result, self._archive(job, result, "page"))
         status = result.status
         politeness = self._config.politeness
@@ -342,6 +375,14 @@ class Pipeline:
         else:
             self._frontier.done(job, success=True)
         return is_page
+
+    def _local_fault(self, job: Job, result: FetchResult) -> None:
+        """This machine ran out of file handles, memory or ports: not the host's doing. The
+        URL gets no row (so a resume retries it) and goes back in the queue a few times."""
+        self._stats.record_error(result.error or "local_fault")
+        if job.retries < self._config.politeness.max_retries:
+            self._frontier.retry(_again(job))
+        self._frontier.done(job, success=True, backoff=LOCAL_FAULT_PAUSE)
 
     def _fall_back(self, job: Job) -> None:
         """A URL that could not be reached: queue its next form (a seed's https -> http)."""

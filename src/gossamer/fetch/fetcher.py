@@ -156,8 +156,14 @@ class Fetcher:
         """GET one canonical URL; the body is read only if its type is kept and size allowed."""
         return await self._get(url, self._limits.max_body, robots=False)
 
-    async def fetch_robots(self, url: str) -> list[FetchResult]:
-        """GET a robots.txt, following up to five redirects; returns every hop."""
+    async def fetch_robots(
+        self, url: str, known: Callable[[str], bool] = lambda target: False
+    ) -> list[FetchResult]:
+        """GET a robots.txt, following up to five redirects; returns every hop.
+
+        A redirect to a URL for which ``known`` is true is not followed: the caller already
+        has that answer, and the last hop returned is the redirect pointing at it.
+        """
         hops: list[FetchResult] = []
         current = url
         for _ in range(ROBOTS_MAX_HOPS + 1):
@@ -167,7 +173,7 @@ class Fetcher:
             if not location:
                 break
             target = canonical_link(location, current)
-            if target is None:
+            if target is None or known(target):
                 break
             current = target
         return hops

@@ -286,10 +286,13 @@ class Frontier:
         )
         self._schedule(host)
 
-    def robots_unavailable(self, origin: str, *, give_up: bool = False) -> list[Job] | None:
+    def robots_unavailable(
+        self, origin: str, *, give_up: bool = False, keep: bool = False
+    ) -> list[Job] | None:
         """``origin``'s robots.txt answered 5xx or could not be fetched: wait, retry, give up.
 
-        ``give_up`` skips the retries (the host cannot be connected to at all). Returns the
+        ``give_up`` skips the retries (the host cannot be connected to at all); ``keep`` never
+        gives up (the fault was this machine's, not the host's). Returns the
         queued in-memory jobs of that origin when it is given up (their seed fallbacks may
         apply), else None. Jobs of a given-up origin still on disk are dropped as they load.
         """
@@ -299,7 +302,7 @@ class Frontier:
         if not robots.failures:
             robots.deferred_at = self._clock()
         robots.failures += 1
-        if give_up or robots.failures > self._robots_retries:
+        if not keep and (give_up or robots.failures > self._robots_retries):
             robots.state = RobotsState.GIVEN_UP
             host.given_up += 1
             dropped = [job for job in host.queue if origin_of(job.url) == origin]
