@@ -1,14 +1,24 @@
 """Robots rule matching: the compiled rule set the frontier asks before it hands out a URL.
 
-The parser turns the group of a robots.txt file that applies to us into :class:`Rule`
-values; :class:`PathMatcher` compiles them once so that the per-URL question, asked for
-every link the crawler considers, costs a few dictionary look-ups and ``str.find`` calls.
+The frontier asks about the path and query of a canonical URL (see
+:mod:`gossamer.urls.canonical`), so the parser brings every pattern into that same
+spelling with :func:`pattern_spellings`: characters the URL parser percent-encodes are
+escaped (the path part by the WHATWG path rules, the part after the first ``?`` by the
+query rules), ``\\`` in the path part becomes ``/``, tab and newlines are dropped, and
+then escapes are normalised with the canonicaliser's own table (escaped unreserved
+characters decoded, other escapes in upper-case hex, a lone ``%`` written ``%25``). A
+pattern that differs from a URL only in spelling therefore matches it; otherwise it
+would silently never match. :class:`PathMatcher` compiles the rules once so that the
+per-URL question, asked for every link the crawler considers, costs a few dictionary
+look-ups and ``str.find`` calls.
 
 Matching follows RFC 9309 sections 2.2.2 and 2.2.3: the rule with the longest pattern
-(in octets) wins, an ``Allow`` wins a tie, ``*`` matches any run of characters and a
-final ``$`` anchors the pattern to the end of the path. A wildcard pattern is matched
-piece by piece with a leftmost ``str.find``, which is exact when ``*`` is the only
-operator and never goes back over the path, so no pattern can make matching blow up.
+(in octets of its canonical spelling, so two spellings of one rule tie) wins, an
+``Allow`` wins a tie, ``*`` matches any run of characters and a final ``$`` anchors the
+pattern to the end of the path. A literal ``*`` or ``$`` is compared as ``%2A`` or
+``%24`` on both sides, so a rule can name one by escaping it. A wildcard pattern is
+matched piece by piece with a leftmost ``str.find``, which is exact when ``*`` is the
+only operator and never goes back over the path, so no pattern can make matching blow up.
 """
 
 from __future__ import annotations
@@ -16,74 +26,120 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from urllib.parse import quote
 
-__all__ = ["PathMatcher", "RobotsRules", "Rule", "normalise_path", "normalise_pattern"]
+from gossamer.urls.canonical import normalise_escapes
 
-# A serialised URL never holds these bare (WHATWG escapes them in both path and query),
-# so a pattern spelling them bare could never match; escaping them lets it match. Non-ASCII
-# octets, controls and space are escaped by quote() because they are not listed here.
-_PATTERN_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"<>')
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-_UNRESERVED_ESCAPE = re.compile(
-    r"%(?:[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9]|2[DdEe]|5[Ff]|7[Ee])",
-)
+__all__ = ["PathMatcher", "RobotsRules", "Rule", "normalise_path", "pattern_spellings"]
 
 
-def _upper(match: re.Match[str]) -> str:
-    return match.group().upper()
+def _spelling_table(escaped: str) -> dict[int, str | None]:
+    """A ``str.translate`` table: what the URL parser makes of each octet (read as latin-1).
 
-
-def _unescape(match: re.Match[str]) -> str:
-    return chr(int(match.group()[1:], 16))
-
-
-def normalise_pattern(raw: bytes) -> str:
-    """Bring a pattern into the form a URL serialiser gives paths: escaped, hex upper-case.
-
-    Escapes already present are kept as written (only their hex digits are upper-cased):
-    the reference matcher treats ``%62`` and ``b`` as different octets.
+    C0 controls, DEL and every non-ASCII octet are escaped everywhere (a UTF-8 character
+    is escaped octet by octet, as ``ada_url`` does); so are the characters in ``escaped``.
+    Tab, LF and CR are dropped: the URL parser removes them wherever they appear.
     """
-    return _ESCAPE.sub(_upper, quote(raw, safe=_PATTERN_SAFE))
+    codes = [*range(0x20), *range(0x7F, 0x100), *map(ord, escaped)]
+    table: dict[int, str | None] = {code: f"%{code:02X}" for code in codes}
+    table.update(dict.fromkeys(map(ord, "\t\n\r")))
+    return table
+
+
+# WHATWG's path and special-query percent-encode sets, as ada_url applies them to http(s)
+# URLs (checked character by character against canonicalize in test_canonical_rules.py).
+_QUERY_SPELLING = _spelling_table(' "#<>' + "'")
+_PATH_SPELLING = _spelling_table(' "#<>?`{}^') | {ord("\\"): "/"}
+# Characters whose path and query spellings differ.
+_SPELT_TWO_WAYS = frozenset(
+    chr(code)
+    for code in range(0x100)
+    if _PATH_SPELLING.get(code, chr(code)) != _QUERY_SPELLING.get(code, chr(code))
+)
+# What normalisation of escapes changes: a '%' not followed by two upper-case hex digits
+# (lower-case hex, or a lone '%') and the escapes of RFC 3986 unreserved characters.
+_NOT_CANONICAL_ESCAPE = re.compile(
+    r"%(?![0-9A-F]{2})|%(?:2[DE]|3[0-9]|4[1-9A-F]|5[0-9AF]|6[1-9A-F]|7[0-9AE])"
+)
+# A pattern gets one spelling per place its '*'s let a URL's query begin; a pathological
+# pattern ("/*{*{*{...") could ask for thousands, so only this many are kept.
+_MAX_SPELLINGS = 8
+
+
+def _spell(text: str, query_at: int) -> str:
+    """Canonical spelling of a pattern whose query part starts at ``query_at``."""
+    spelt = text[:query_at].translate(_PATH_SPELLING) + text[query_at:].translate(_QUERY_SPELLING)
+    if "%" in spelt:
+        spelt = normalise_escapes(spelt)
+    # '*' is always the operator and only a final '$' is one; a literal '$' is compared
+    # as "%24", like a '$' in a path (see normalise_path).
+    anchored = spelt.endswith("$")
+    body = spelt[:-1] if anchored else spelt
+    if "$" in body:
+        spelt = body.replace("$", "%24") + ("$" if anchored else "")
+    return spelt
+
+
+def pattern_spellings(raw: bytes) -> tuple[str, ...]:
+    """The canonical spellings of a pattern as written in robots.txt; the first is the main one.
+
+    The main spelling reads the pattern up to its first ``?`` as a path and the rest as a
+    query. A ``*`` before that ``?`` may stretch over the ``?`` of a URL, and what follows
+    it is then matched in the query, where ``{`` or ``'`` are spelt otherwise than in the
+    path; each such ``*`` adds the spelling with its query part starting there. Almost
+    every pattern has one spelling only.
+    """
+    text = raw.decode("latin-1")
+    query_at = text.find("?")
+    if query_at < 0:
+        query_at = len(text)
+    spellings = [_spell(text, query_at)]
+    # Walking back from the query: a '*' gives a new spelling only if a character spelt
+    # two ways lies between it and the last '*' that gave one.
+    differs = False
+    for index in range(query_at - 1, -1, -1):
+        char = text[index]
+        if char in _SPELT_TWO_WAYS:
+            differs = True
+        elif char == "*" and differs:
+            if len(spellings) == _MAX_SPELLINGS:
+                break
+            spellings.append(_spell(text, index))
+            differs = False
+    return tuple(dict.fromkeys(spellings))
 
 
 def normalise_path(path: str) -> str:
-    """Upper-case the hex digits of escapes; an empty path means ``/``.
+    """The form rules are matched against; a canonical path only gets ``*`` and ``$`` escaped.
 
-    Characters the caller left unescaped stay as they are, as in the reference matcher:
-    a path must arrive serialised, and a bare non-ASCII character never matches a rule.
+    An empty path means ``/``. Escapes are normalised with the canonicaliser's table, so
+    a serialised but not canonical path (``%7e`` for ``~``) gets the answer its canonical
+    form gets; characters the caller left bare that a URL parser would escape (non-ASCII,
+    space) stay as they are and never match a rule.
     """
     if not path:
         return "/"
-    return _ESCAPE.sub(_upper, path) if "%" in path else path
+    # Canonical escapes come back unchanged, and a search is much cheaper than a sub.
+    if "%" in path and _NOT_CANONICAL_ESCAPE.search(path):
+        path = normalise_escapes(path)
+    # Patterns spell a literal '*' or '$' escaped (the bare ones are operators).
+    if "*" in path:
+        path = path.replace("*", "%2A")
+    if "$" in path:
+        path = path.replace("$", "%24")
+    return path
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One ``Allow`` or ``Disallow`` line of the group that applies to us.
+    """One spelling of an ``Allow`` or ``Disallow`` line of the group that applies to us.
 
-    ``pattern`` is normalised and never empty; ``priority`` is the length of the pattern
-    as written, which decides between rules that match the same path.
+    ``pattern`` is in canonical spelling (see :func:`pattern_spellings`) and never empty;
+    ``priority`` is its length, which decides between rules that match the same path.
     """
 
     allow: bool
     pattern: str
     priority: int
-
-
-def _with_unreserved_decoded(rule: Rule) -> Rule | None:
-    """The same rule with escaped unreserved characters (``%7E`` for ``~``) decoded, or None.
-
-    Gossamer's canonical URLs decode such escapes, so a ``Disallow`` written with them
-    would otherwise never match. Only disallows get this second spelling: adding a
-    disallow can only refuse more, so this never lets through what the site refused.
-    """
-    if rule.allow or "%" not in rule.pattern:
-        return None
-    decoded = _UNRESERVED_ESCAPE.sub(_unescape, rule.pattern)
-    if decoded == rule.pattern:
-        return None
-    return Rule(allow=False, pattern=decoded, priority=rule.priority)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,9 +216,6 @@ class PathMatcher:
                 exact[literal] = exact.get(literal, False) or rule.allow
             else:
                 prefixes[rule.pattern] = prefixes.get(rule.pattern, False) or rule.allow
-            decoded = _with_unreserved_decoded(rule)
-            if decoded is not None:
-                general.append(_general(decoded))
         general.sort(key=lambda pattern: (-pattern.priority, not pattern.allow))
         lengths = tuple(sorted({len(prefix) for prefix in prefixes}))
         return cls(rules, prefixes, lengths, exact, tuple(general))
@@ -216,7 +269,7 @@ class RobotsRules:
     matcher: PathMatcher = field(default=_ALLOW_EVERYTHING, repr=False)
 
     def is_allowed(self, path: str) -> bool:
-        """Whether we may fetch ``path``: a serialised URL path plus ``?query`` if any."""
+        """Whether we may fetch ``path``: the path plus ``?query`` of a canonical URL."""
         # RFC 9309 leaves "/robots.txt" implicitly allowed: fetching the rules is never refused.
         if path.startswith("/robots.txt") and (len(path) == 11 or path[11] == "?"):
             return True

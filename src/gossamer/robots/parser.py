@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
-from gossamer.robots.matcher import PathMatcher, RobotsRules, Rule, normalise_pattern
+from gossamer.robots.matcher import PathMatcher, RobotsRules, Rule, pattern_spellings
 
 __all__ = ["MAX_ROBOTS_BYTES", "parse_robots", "product_token"]
 
@@ -158,9 +158,10 @@ def _groups(content: bytes) -> tuple[list[_Group], list[str]]:
         else:
             # Even an empty rule ends the run: a user-agent after it opens a new group.
             reading_agents = False
-            if value:
-                pattern = normalise_pattern(value)
-                current.rules.append(Rule(kind is _Key.ALLOW, pattern, len(pattern)))
+            # A rule is kept in the spelling of canonical URLs, which it is matched against.
+            allow = kind is _Key.ALLOW
+            for pattern in pattern_spellings(value) if value else ():
+                current.rules.append(Rule(allow, pattern, len(pattern)))
     return groups, sitemaps
 
 

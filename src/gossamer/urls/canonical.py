@@ -16,7 +16,14 @@ import re
 
 from ada_url import join_url, parse_url
 
-__all__ = ["canonical_link", "canonicalize", "host_key", "resolve", "url_id"]
+__all__ = [
+    "canonical_link",
+    "canonicalize",
+    "host_key",
+    "normalise_escapes",
+    "resolve",
+    "url_id",
+]
 
 # RFC 3986 section 2.3: these characters mean the same escaped or not, so they are kept bare.
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -43,6 +50,12 @@ _AUTHORITY_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^/?#]*)")
 
 def _escape_replacement(match: re.Match[str]) -> str:
     return _ESCAPES[match.group()]
+
+
+def normalise_escapes(text: str) -> str:
+    """Every ``%XX`` in the canonical spelling: unreserved characters decoded, other hex
+    upper-cased, a lone ``%`` as ``%25``. robots.txt rules are spelt this way too."""
+    return _ESCAPE_RE.sub(_escape_replacement, text) if "%" in text else text
 
 
 def _serialise(href: str, base: str | None) -> str | None:

@@ -242,16 +242,22 @@ def test_disallow_with_escaped_unreserved_also_matches_the_decoded_path() -> Non
     assert robots.is_allowed("/~ann/")
 
 
-def test_allow_with_escaped_unreserved_is_matched_as_written() -> None:
+def test_allow_with_escaped_unreserved_also_matches_the_decoded_path() -> None:
+    # RFC 9309 section 2.2.2 reads "/%62%61%7A" as "/baz", and so do canonical URLs.
     robots = rules("User-agent: gossamer\nDisallow: /\nAllow: /%62%61%7A\n")
+    assert robots.is_allowed("/baz")
     assert robots.is_allowed("/%62%61%7A")
-    assert not robots.is_allowed("/baz")
+    assert not robots.is_allowed("/bar")
 
 
-def test_decoded_disallow_keeps_the_priority_of_the_written_pattern() -> None:
-    # "/%7Ejoe/" is 8 octets as written (6 decoded), so it beats the 7-octet "/~joe/p".
+def test_priority_is_the_length_of_the_decoded_pattern() -> None:
+    # "/%7Ejoe/" is "/~joe/" (6 octets), so the 7-octet "/~joe/p" is the longer match...
     robots = rules("User-agent: gossamer\nAllow: /~joe/p\nDisallow: /%7Ejoe/\n")
-    assert not robots.is_allowed("/~joe/public")
+    assert robots.is_allowed("/~joe/public")
+    assert not robots.is_allowed("/~joe/other")
+    # ...and two spellings of one pattern tie, which the Allow wins.
+    tie = rules("User-agent: gossamer\nDisallow: /%7Ejoe/\nAllow: /~joe/\n")
+    assert tie.is_allowed("/~joe/x")
 
 
 def test_characters_a_serialiser_escapes_are_escaped_in_patterns() -> None:
