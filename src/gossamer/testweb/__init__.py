@@ -8,20 +8,36 @@ polite and complete::
     with ThreadedTestWeb(web) as site:
         crawl(site.seeds())
         assert site.report().ok()
+
+One host reached over several origins (``WebSpec(aliases=True)``, an extra http port and https
+with a certificate from :func:`make_certificates`)::
+
+    certs = make_certificates(tmp_path)
+    web = build_web(WebSpec(seed=7, aliases=True))
+    with ThreadedTestWeb(web, extra_ports=[0], ssl_context=certs.server_context) as site:
+        crawl(site.seeds(), ca_file=certs.ca_file)
+        assert site.report().ok()
 """
 
 from gossamer.testweb.audit import Audit, AuditReport
+from gossamer.testweb.command import serve_forever
 from gossamer.testweb.generate import build_web
 from gossamer.testweb.model import Web, WebSpec
-from gossamer.testweb.server import TestWebServer, ThreadedTestWeb, serve_forever
+from gossamer.testweb.origins import Origins, Via
+from gossamer.testweb.server import TestWebServer, ThreadedTestWeb
+from gossamer.testweb.tls import WebCertificates, make_certificates
 
 __all__ = [
     "Audit",
     "AuditReport",
+    "Origins",
     "TestWebServer",
     "ThreadedTestWeb",
+    "Via",
     "Web",
+    "WebCertificates",
     "WebSpec",
     "build_web",
+    "make_certificates",
     "serve_forever",
 ]

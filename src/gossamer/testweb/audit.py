@@ -6,9 +6,18 @@ crawl is over. The audit sees only what reached the wire, and takes its ground t
 paths robots.txt forbids, which URLs are special) from the generator, never from a robots.txt
 parser, so it stays independent of the crawler it judges.
 
-A request is in flight from the moment its handler starts until the handler has produced the
-response, which is before the body is sent; so a crawler that waits for each response before
-sending the next request to that host can never be counted as overlapping.
+A request is in flight from the moment its handler starts until the last byte of its response
+has been handed to the connection's transport (or the client has gone away). The server records
+that end without yielding to its event loop after handing the last byte over, so a request the
+client sends once it has received that byte cannot begin before the end is recorded: a crawler
+that waits for each full response before its next request to a host is never counted as
+overlapping, while two requests it has outstanding at once are, even with no added latency.
+
+Requests are ordered by the server's own sequence of begin and finish events, not by the clock,
+so the check holds under a hand-moved clock too. Politeness is judged per host name: requests to
+one host over its different origins (http and https, or two ports) share one in-flight interval
+set and one Crawl-delay. URLs, and so repeated fetches, keep the origin the request came in on:
+the same path fetched once over http and once over https is two URLs, each fetched once.
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import count, pairwise
 
 from gossamer.testweb.model import Web
 
@@ -32,12 +41,18 @@ class Ticket:
 
     host: str
     started: float
-    overlapped: bool  # another request to the same host was in flight at the start
+    overlapped: bool  # another request to the same host name was in flight at the start
+    scheme: str = "http"
+    port: int = 0
+    start_seq: int = 0  # position of the begin in the server's event order
 
 
 @dataclass(frozen=True, slots=True)
 class RequestRecord:
-    """One request as the server saw it. ``target`` is the path with its query."""
+    """One request as the server saw it. ``target`` is the path with its query; ``scheme`` and
+    ``port`` are the origin it came in on (the listening socket, whatever the Host header says).
+    ``start_seq`` and ``end_seq`` place its begin and finish in the server's event order;
+    ``status`` is 499 when the response could not be delivered."""
 
     host: str
     target: str
@@ -47,6 +62,10 @@ class RequestRecord:
     ended: float
     status: int
     overlapped: bool
+    scheme: str
+    port: int
+    start_seq: int
+    end_seq: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +73,7 @@ class AuditReport:
     """The verdict on one crawl; ``ok()`` ignores ``unexpected``, which is for debugging."""
 
     requests: int
-    concurrent_violations: int  # requests begun while another to the same host was in flight
+    concurrent_violations: int  # requests begun while another to the host name was in flight
     robots_violations: int  # requests for paths the generator disallowed for 'gossamer'
     crawl_delay_violations: int  # request starts closer than the host's Crawl-delay
     repeated_fetches: int  # extra 200 answers to GETs of one URL (robots files excluded)
@@ -91,20 +110,28 @@ class Audit:
 
     def __init__(self, web: Web, clock: Callable[[], float] = time.monotonic) -> None:
         self.web = web
-        self.port = 0  # set by the server once it is bound; URLs in reports carry it
+        self.port = 0  # the main http port, set by the server once it is bound
         self._clock = clock
         self._records: list[RequestRecord] = []
         self._in_flight: Counter[str] = Counter()
+        self._open: dict[int, Ticket] = {}  # begun and not finished, by start_seq
+        self._events = count(1)
 
-    def begin(self, host: str) -> Ticket:
+    def begin(self, host: str, *, scheme: str = "http", port: int | None = None) -> Ticket:
+        """A request to host name ``host`` has started; ``port`` defaults to the main port."""
         overlapped = self._in_flight[host] > 0
         self._in_flight[host] += 1
-        return Ticket(host, self._clock(), overlapped)
+        where = self.port if port is None else port
+        ticket = Ticket(host, self._clock(), overlapped, scheme, where, next(self._events))
+        self._open[ticket.start_seq] = ticket
+        return ticket
 
     def finish(
         self, ticket: Ticket, *, target: str, method: str, user_agent: str, status: int
     ) -> None:
+        """The request is over: call it with no await after the response's last byte."""
         self._in_flight[ticket.host] -= 1
+        self._open.pop(ticket.start_seq, None)
         self._records.append(
             RequestRecord(
                 host=ticket.host,
@@ -115,16 +142,21 @@ class Audit:
                 ended=self._clock(),
                 status=status,
                 overlapped=ticket.overlapped,
+                scheme=ticket.scheme,
+                port=ticket.port,
+                start_seq=ticket.start_seq,
+                end_seq=next(self._events),
             )
         )
 
     def records(self) -> list[RequestRecord]:
         """Finished requests in the order they started."""
         # Copy first: another thread may be appending while a test reads.
-        return sorted(list(self._records), key=lambda record: record.started)
+        return sorted(list(self._records), key=lambda record: record.start_seq)
 
     def url(self, record: RequestRecord) -> str:
-        return self.web.url(record.host, record.target, self.port)
+        """The URL as requested: its own scheme and port, the host name from the Host header."""
+        return self.web.url(record.host, record.target, record.port, record.scheme)
 
     def fetched(self) -> list[str]:
         """URL of every finished request, robots.txt included, in the order they started."""
@@ -141,7 +173,7 @@ class Audit:
         requested = {self.url(r): r for r in records}
         return AuditReport(
             requests=len(records),
-            concurrent_violations=sum(1 for r in records if r.overlapped),
+            concurrent_violations=self._overlaps(records),
             robots_violations=sum(1 for r in records if web.is_disallowed(r.host, r.target)),
             crawl_delay_violations=self._crawl_delay_violations(records),
             repeated_fetches=sum(count - 1 for count in answered.values()),
@@ -155,8 +187,25 @@ class Audit:
             ),
         )
 
+    def _overlaps(self, records: list[RequestRecord]) -> int:
+        """Requests begun while another to the same host name (any origin) was in flight,
+        from the intervals in event order; requests still in flight count as open-ended."""
+        intervals: defaultdict[str, list[tuple[int, float]]] = defaultdict(list)
+        for record in records:
+            intervals[record.host].append((record.start_seq, record.end_seq))
+        for ticket in list(self._open.values()):  # a copy: the server's thread may change it
+            intervals[ticket.host].append((ticket.start_seq, float("inf")))
+        violations = 0
+        for spans in intervals.values():
+            latest_end = 0.0
+            for start, end in sorted(spans):
+                violations += latest_end > start
+                latest_end = max(latest_end, end)
+        return violations
+
     def _crawl_delay_violations(self, records: list[RequestRecord]) -> int:
         # robots.txt itself is exempt: the crawler cannot know the delay before reading it.
+        # Records come in event order; a host name's starts are compared across all its origins.
         starts: defaultdict[str, list[float]] = defaultdict(list)
         for record in records:
             if self.web.crawl_delay(record.host) and not self.web.is_robots(

@@ -3,6 +3,13 @@
 ``build_web`` turns a :class:`~gossamer.testweb.model.WebSpec` into a
 :class:`~gossamer.testweb.model.Web`; the same spec always yields the same web, down to every
 link and robots.txt rule.
+
+With ``WebSpec(aliases=True)`` one normal host becomes the alias host: its robots.txt asks for
+a Crawl-delay of :data:`ALIAS_DELAY`, its root links to itself over the second http port and
+https, and every link between its own pages takes one of four forms (root-relative, or absolute
+over the main port, the second port or https). Its root also links to the robots-5xx host over
+https. Everything it adds draws from the random stream only when the flag is on, so webs without
+it are unchanged.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from gossamer.testweb.model import (
     Web,
     WebSpec,
 )
+from gossamer.testweb.origins import Via
 
 
 def build_web(spec: WebSpec) -> Web:
@@ -33,6 +41,9 @@ def build_web(spec: WebSpec) -> Web:
 
 SECTIONS = ("articles", "news", "blog", "guides", "topics", "notes")
 CRAWL_DELAYS = (0.1, 0.15, 0.2, 0.25, 0.3)
+ALIAS_DELAY = 0.2  # the alias host's Crawl-delay, measured per host name across its origins
+# The forms of a link between two pages of the alias host, drawn with equal odds.
+_ALIAS_FORMS = ((True, Via.MAIN), (False, Via.MAIN), (False, Via.SECOND), (False, Via.TLS))
 _FIXED_ROBOTS = {
     Role.CRAWL_DELAY: RobotsVariant.CRAWL_DELAY,
     Role.ROBOTS_ERROR: RobotsVariant.SERVER_ERROR,
@@ -91,6 +102,7 @@ class _Builder:
         self.drafts: dict[tuple[str, str], _Draft] = {}
         self.pages: dict[str, list[str]] = {}  # host -> its ordinary pages, root first
         self.normal: list[str] = []
+        self.aliased: set[str] = set()
         self.serial = 0
 
     def build(self) -> Web:
@@ -98,6 +110,7 @@ class _Builder:
             self.infos.append(info)
             self._populate(info)
         self._link_hosts()
+        self._link_aliases()
         if self.spec.special_hosts:
             self._add_specials()
         resources = {key: draft.freeze() for key, draft in self.drafts.items()}
@@ -106,6 +119,8 @@ class _Builder:
     def _assign_roles(self) -> list[HostInfo]:
         spec, rng = self.spec, self.rng
         roles = [Role.TRAP, Role.ROBOTS_ERROR] if spec.special_hosts else []
+        if spec.aliases and not spec.special_hosts:
+            roles.append(Role.ROBOTS_ERROR)  # a 5xx robots.txt is part of the multi-origin case
         if spec.crawl_delay_hosts:
             roles += [Role.CRAWL_DELAY] * min(3, max(1, spec.hosts // 10))
         if len(roles) >= spec.hosts:
@@ -113,14 +128,21 @@ class _Builder:
         roles += [Role.NORMAL] * (spec.hosts - len(roles))
         rng.shuffle(roles)
         normal_count = roles.count(Role.NORMAL)
-        variants = list(_NORMAL_VARIANTS[:normal_count])
+        # The alias host is the normal host given the CRAWL_DELAY variant, which no other gets.
+        first = [RobotsVariant.CRAWL_DELAY] if spec.aliases else []
+        variants = first + list(_NORMAL_VARIANTS[: normal_count - len(first)])
         variants += [RobotsVariant.STANDARD] * (normal_count - len(variants))
         rng.shuffle(variants)
         infos = []
         for index, role in enumerate(roles):
             variant = variants.pop() if role is Role.NORMAL else _FIXED_ROBOTS[role]
             delay = rng.choice(CRAWL_DELAYS) if role is Role.CRAWL_DELAY else 0.0
-            infos.append(HostInfo(f"site-{index:03d}.{DOMAIN}", role, variant, delay))
+            aliased = role is Role.NORMAL and variant is RobotsVariant.CRAWL_DELAY
+            name = f"site-{index:03d}.{DOMAIN}"
+            if aliased:
+                delay = ALIAS_DELAY
+                self.aliased.add(name)
+            infos.append(HostInfo(name, role, variant, delay, aliased))
         return infos
 
     def _populate(self, info: HostInfo) -> None:
@@ -240,6 +262,14 @@ class _Builder:
                 for path in self.pages.get(info.name, ()):
                     self.drafts[(info.name, path)].links.append(self._anywhere())
 
+    def _link_aliases(self) -> None:
+        # Fixed links, drawing nothing: every origin of the alias host is reached from its root.
+        closed = [info.name for info in self.infos if info.role is Role.ROBOTS_ERROR]
+        for host in sorted(self.aliased):
+            root = self.drafts[(host, "/")].links
+            root += [Link(host, "/", via=Via.SECOND), Link(host, "/", via=Via.TLS)]
+            root += [Link(name, "/", via=Via.TLS) for name in closed]
+
     def _add_specials(self) -> None:
         place, pick, redirect = self._place, self._pick, Kind.REDIRECT
         host = pick()
@@ -287,6 +317,9 @@ class _Builder:
         return f"/{prefix}/{self._word()}-{self.serial}{suffix}"
 
     def _same_host(self, host: str, path: str) -> Link:
+        if host in self.aliased:
+            relative, via = self.rng.choice(_ALIAS_FORMS)
+            return Link(host, path, relative=relative, via=via)
         return Link(host, path, relative=self.rng.random() < 0.5)
 
     def _sample_links(self, host: str, count: int) -> list[Link]:

@@ -8,6 +8,13 @@ crawl without ever parsing robots.txt.
 
 Page text is not stored: the server derives it from the seed and the URL when first asked, so a
 web of 20,000 pages costs only its link graph in memory.
+
+Hosts are named without ports; an absolute link says which of the server's sockets it points at
+(a :class:`~gossamer.testweb.origins.Via`), and :meth:`Web.expected` turns the walk into URLs
+once the server's :class:`~gossamer.testweb.origins.Origins` are known. A URL is the full
+``scheme://host:port/path``, so with ``WebSpec(aliases=True)`` the alias host's pages are
+expected once per origin the generator links them on: two origins of one host are two URLs to a
+crawler, while politeness (the audit's concurrency and Crawl-delay checks) is per host name.
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
+
+from gossamer.testweb.origins import Origins, Via, make_url
 
 DOMAIN = "web.test"
 
@@ -95,6 +104,9 @@ class WebSpec:
     crawl_delay_hosts: bool = True
     special_hosts: bool = True
     latency: float = 0.0  # seconds of server delay added to every response
+    # One normal host, with a Crawl-delay, whose pages link to it over the main http port, a
+    # second http port and https; also guarantees a host whose robots.txt answers 5xx.
+    aliases: bool = False
 
     def validate(self) -> None:
         """Raise ``ValueError`` for a spec no web can satisfy."""
@@ -106,11 +118,13 @@ class WebSpec:
 
 @dataclass(frozen=True, slots=True)
 class Link:
-    """A link as written in a page; ``relative`` renders it as a root-relative path."""
+    """A link as written in a page; ``relative`` renders it as a root-relative path, which
+    resolves against whichever origin the page was fetched from; ``via`` places the others."""
 
     host: str
     path: str
     relative: bool = False
+    via: Via = Via.MAIN
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +142,14 @@ class Resource:
 
 @dataclass(frozen=True, slots=True)
 class HostInfo:
-    """A host's role, its robots.txt variant and the Crawl-delay that variant asks for."""
+    """A host's role, its robots.txt variant and the Crawl-delay that variant asks for;
+    ``aliased`` marks the host whose pages link to it over several origins."""
 
     name: str
     role: Role
     robots: RobotsVariant
     crawl_delay: float = 0.0
+    aliased: bool = False
 
 
 _CALENDAR = re.compile(r"/cal/(\d{4})/(\d{2})")
@@ -163,6 +179,10 @@ class Web:
     def hosts_with(self, role: Role) -> list[str]:
         return [name for name in self.hosts if self._info[name].role is role]
 
+    def aliased_hosts(self) -> list[str]:
+        """Hosts linked over several origins (one with ``WebSpec(aliases=True)``, else none)."""
+        return [name for name in self.hosts if self._info[name].aliased]
+
     def host_with_robots(self, variant: RobotsVariant) -> str | None:
         return next((n for n in self.hosts if self._info[n].robots is variant), None)
 
@@ -181,18 +201,32 @@ class Web:
         return None
 
     @staticmethod
-    def url(host: str, target: str, port: int) -> str:
-        return f"http://{host}:{port}{target}"
+    def url(host: str, target: str, port: int, scheme: str = "http") -> str:
+        return make_url(scheme, host, port, target)
+
+    def link_url(self, link: Link, where: int | Origins, via: Via | None = None) -> str:
+        """The absolute URL of ``link``; a relative one resolves against origin ``via``."""
+        scheme, port = Origins.of(where).resolve(
+            via if link.relative and via is not None else link.via
+        )
+        return make_url(scheme, link.host, port, link.path)
 
     def seed_hosts(self) -> list[str]:
         return self.hosts_with(Role.NORMAL)[: self.spec.seed_hosts]
 
-    def seeds(self, port: int) -> list[str]:
-        return [self.url(host, "/", port) for host in self.seed_hosts()]
+    def seeds(self, where: int | Origins) -> list[str]:
+        """Roots of the seed hosts on the main http port (a bare port or the server's origins)."""
+        return [self.url(host, "/", Origins.of(where).http) for host in self.seed_hosts()]
 
-    def expected(self, port: int) -> set[str]:
-        """URLs a correct crawler with no page or depth limit fetches with a 200."""
-        return {self.url(host, target, port) for host, target in self._expected}
+    def expected(self, where: int | Origins) -> set[str]:
+        """URLs a correct crawler with no page or depth limit fetches with a 200: each
+        (scheme, host, port, path) it is linked on, so one page of the alias host may count
+        once per origin. A bare port means a single-port server."""
+        origins = Origins.of(where)
+        return {
+            self.link_url(Link(host, target, via=via), origins)
+            for via, host, target in self._expected
+        }
 
     def crawl_delay(self, host: str) -> float:
         info = self._info.get(host)
@@ -239,14 +273,15 @@ class Web:
             return Resource(Kind.PAGE, links=(Link(host, f"{target}a/", relative=True),))
         return None
 
-    def _walk(self) -> frozenset[tuple[str, str]]:
+    def _walk(self) -> frozenset[tuple[Via, str, str]]:
         # Breadth-first from the seeds, obeying the ground truth exactly as a correct crawler
-        # obeys robots.txt: disallowed URLs are neither fetched nor followed.
-        queue = deque((host, "/") for host in self.seed_hosts())
+        # obeys robots.txt: disallowed URLs are neither fetched nor followed. A node is an
+        # origin slot with a host and a path, because a relative link stays on its page's origin.
+        queue = deque((Via.MAIN, host, "/") for host in self.seed_hosts())
         seen = set(queue)
-        found: set[tuple[str, str]] = set()
+        found: set[tuple[Via, str, str]] = set()
         while queue:
-            host, target = queue.popleft()
+            via, host, target = queue.popleft()
             info = self._info.get(host)
             if info is None or info.role in (Role.TRAP, Role.ROBOTS_ERROR):
                 continue
@@ -256,12 +291,12 @@ class Web:
             if res.kind is Kind.REDIRECT and res.target is not None:
                 onward: Iterable[Link] = (res.target,)
             elif res.kind in EXPECTED_KINDS:
-                found.add((host, target))
+                found.add((via, host, target))
                 onward = res.links
             else:
                 continue
             for link in onward:
-                key = (link.host, link.path)
+                key = (via if link.relative else link.via, link.host, link.path)
                 if key not in seen:
                     seen.add(key)
                     queue.append(key)

@@ -1,66 +1,64 @@
-"""The test web's HTTP server: one loopback port that answers for every generated host.
+"""The test web's HTTP server: loopback sockets that answer for every generated host.
 
 Role in the data flow: the far end of the crawler's fetch stage in tests, ``make demo`` and the
 benchmarks. Requests are routed on the Host header (its port ignored), answered from the
-:class:`~gossamer.testweb.model.Web`, and logged in an :class:`~gossamer.testweb.audit.Audit`.
+:class:`~gossamer.testweb.model.Web`, and logged in an :class:`~gossamer.testweb.audit.Audit`
+with the origin (scheme and listening port) they came in on.
 
-Bodies are rendered on first request and cached, and the handler does no routing beyond a dict
-lookup, so the server stays far ahead of any crawler it serves. :class:`TestWebServer` runs on
-the caller's event loop; :class:`ThreadedTestWeb` gives it a loop of its own in a thread, for
-tests whose crawler owns the main loop; :func:`serve_forever` is the ``gossamer testweb``
-command.
+By default the server listens on one http port. It may also listen on extra http ports and on
+one https port with an ``ssl.SSLContext`` the caller supplies; every host answers on every
+socket, which is how one host is reached over several origins (:mod:`gossamer.testweb.origins`).
+
+The handler writes each response itself: it raises the transport's write-buffer high-water mark
+above any response this web serves, prepares the response, hands the whole body to the
+transport with EOF, then finishes the request in the audit, with no await in between that can
+suspend: aiohttp waits only while writing is paused, which the raised mark rules out. A client
+therefore cannot receive the last byte and start its next request before the audit has
+recorded the end (the in-flight rule is in the audit's docstring). The price is that a body a
+client reads slowly sits in the transport's buffer, and counts as ended once handed over.
+
+Bodies are rendered on first request and cached (:mod:`gossamer.testweb.render`), and the
+handler does no routing beyond a dict lookup, so the server stays far ahead of any crawler it
+serves. :class:`TestWebServer` runs on the caller's event loop; :class:`ThreadedTestWeb` gives
+it a loop of its own in a thread, for tests whose crawler owns the main loop; the
+``gossamer testweb`` command is :func:`gossamer.testweb.command.serve_forever`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gzip
-import random
-import signal
-import struct
+import contextlib
+import ssl
 import threading
 import time
-import zlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Self
 
 from aiohttp.web import BaseRequest, Response, Server, ServerRunner, StreamResponse, TCPSite
 
 from gossamer.testweb.audit import Audit, AuditReport
-from gossamer.testweb.generate import build_web
-from gossamer.testweb.model import (
-    DOMAIN,
-    VOCABULARY,
-    Kind,
-    Link,
-    Resource,
-    Role,
-    Web,
-    WebSpec,
-)
-from gossamer.testweb.pdf import make_pdf
+from gossamer.testweb.model import Kind, Web
+from gossamer.testweb.origins import Origins, Via
+from gossamer.testweb.render import LARGE_BYTES, NOT_FOUND, Rendered, Renderer, accepts_gzip
+
+__all__ = [
+    "LARGE_BYTES",  # re-exported: where the size cap's test has always found it
+    "RETRY_AFTER",
+    "SLOW_SECONDS",
+    "WRITE_BUFFER_HIGH",
+    "TestWebServer",
+    "ThreadedTestWeb",
+]
 
 SLOW_SECONDS = 0.3
 RETRY_AFTER = 1  # seconds, as sent in Retry-After
-LARGE_BYTES = 12 * 1024 * 1024  # above the crawler's 10 MB cap
-_LATIN1_WORDS = ("café", "naïve", "façade", "crème", "déjà", "señor", "über", "smørrebrød")
-_HTML = "text/html; charset=utf-8"
-
-
-@dataclass(frozen=True, slots=True)
-class _Rendered:
-    """A response ready to be copied into a fresh ``Response`` for each request."""
-
-    status: int
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes = b""
-    gzipped: bytes | None = None  # the body gzip-encoded, for requests that accept it
-
-
-_NOT_FOUND = _Rendered(404, {"Content-Type": _HTML}, b"<!DOCTYPE html><title>Not found</title>")
+# Above every response the web serves (headers, TLS framing and LARGE_BYTES of body included),
+# so handing a response to the transport never pauses writing and never waits.
+WRITE_BUFFER_HIGH = 4 * LARGE_BYTES
+_Renderer = Renderer  # the old name, still imported by benchmarks/workers_scaling.py
+HOLD_LIMIT = 30.0  # seconds ThreadedTestWeb.hold keeps the loop frozen at most
+SYNC_LIMIT = 10.0  # seconds ThreadedTestWeb.sync waits for the loop at most
 
 
 def _host_name(header: str) -> str:
@@ -68,130 +66,13 @@ def _host_name(header: str) -> str:
     return header.rsplit(":", 1)[0].lower() if not header.endswith("]") else header.lower()
 
 
-def _accepts_gzip(header: str) -> bool:
-    """Does an Accept-Encoding value allow gzip (named, or by '*'), with a weight above 0?"""
-    weights: dict[str, float] = {}
-    for item in header.split(","):
-        coding, _, params = item.partition(";")
-        weight = params.strip().removeprefix("q=") if params.strip().startswith("q=") else "1"
-        try:
-            weights[coding.strip().lower()] = float(weight)
-        except ValueError:
-            weights[coding.strip().lower()] = 0.0
-    return weights.get("gzip", weights.get("*", 0.0)) > 0
-
-
-def _png() -> bytes:
-    """A valid 1x1 RGB PNG: signature, IHDR, IDAT and IEND, each chunk with its CRC."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        crc = zlib.crc32(kind + data)
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
-
-    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
-    pixels = zlib.compress(b"\x00\x2a\x6f\x97")  # filter byte, then one RGB pixel
-    return (
-        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
-    )
-
-
-class _Renderer:
-    """Turns resources into bytes; text comes from the seed and the URL, never stored."""
-
-    def __init__(self, web: Web, port: int) -> None:
-        self._web = web
-        self._port = port
-        self._cache: dict[tuple[str, str], _Rendered] = {}
-
-    def get(self, host: str, target: str, resource: Resource) -> _Rendered:
-        key = (host, target)
-        found = self._cache.get(key)
-        if found is None:
-            found = self._render(host, target, resource)
-            info = self._web.info(host)
-            if info is None or info.role is not Role.TRAP:  # trap pages are endless
-                self._cache[key] = found
-        return found
-
-    def _href(self, link: Link) -> str:
-        return link.path if link.relative else self._web.url(link.host, link.path, self._port)
-
-    def _render(self, host: str, target: str, res: Resource) -> _Rendered:
-        kind = res.kind
-        if kind is Kind.REDIRECT and res.target is not None:
-            location = self._href(res.target)
-            note = f'<!DOCTYPE html><title>Moved</title><a href="{location}">moved</a>'
-            headers = {"Location": location, "Content-Type": _HTML}
-            return _Rendered(res.status, headers, note.encode())
-        if kind is Kind.ERROR:
-            note = f"<!DOCTYPE html><title>Error {res.status}</title><p>Status {res.status}.</p>"
-            return _Rendered(res.status, {"Content-Type": _HTML}, note.encode())
-        if kind is Kind.ROBOTS:
-            return _Rendered(200, {"Content-Type": "text/plain; charset=utf-8"}, res.text.encode())
-        rng = random.Random(f"{self._web.spec.seed}|{res.body_key or host + target}")
-        title = " ".join(rng.choice(VOCABULARY) for _ in range(rng.randint(2, 5))).capitalize()
-        if kind is Kind.PDF:
-            lines = [_sentence(rng, rng.randint(8, 14)) for _ in range(rng.randint(4, 10))]
-            return _Rendered(200, {"Content-Type": "application/pdf"}, make_pdf(title, lines))
-        if kind is Kind.PNG:
-            return _Rendered(200, {"Content-Type": "image/png"}, _png())
-        if kind is Kind.LARGE:
-            head = f"<!DOCTYPE html><html><head><title>{title}</title></head><body><p>".encode()
-            tail = b"</p></body></html>\n"
-            filler = (_sentence(rng, 12) + " ").encode()
-            middle = filler * (LARGE_BYTES // len(filler) + 1)
-            body = head + middle[: LARGE_BYTES - len(head) - len(tail)] + tail
-            return _Rendered(200, {"Content-Type": _HTML}, body)
-        return self._page(host, target, res, rng, title)
-
-    def _page(
-        self, host: str, target: str, res: Resource, rng: random.Random, title: str
-    ) -> _Rendered:
-        kind = res.kind
-        paragraphs = [_sentence(rng, rng.randint(20, 50)) for _ in range(rng.randint(2, 4))]
-        charset = "utf-8"
-        if kind is Kind.LATIN1:
-            paragraphs.append(" ".join(rng.choice(_LATIN1_WORDS) for _ in range(12)) + ".")
-            charset = "latin-1"  # while the header below still claims utf-8
-        elif kind is Kind.CP1252:
-            quoted = " ".join(f"\u201c{rng.choice(VOCABULARY)}\u201d" for _ in range(6))
-            paragraphs.append(f"{quoted} \u2013 only \u20ac{rng.randint(2, 99)}.")
-            charset = "cp1252"
-        meta = "windows-1252" if kind is Kind.CP1252 else "utf-8"
-        items = [
-            f'<li><a href="{self._href(link)}">{_sentence(rng, 2)[:-1]}</a></li>'
-            for link in res.links
-        ]
-        if target == "/":  # links a crawler must not try to fetch
-            items.append(f'<li><a href="mailto:webmaster@{host}">Mail</a> <a href="#top">Top</a>')
-        text = "\n".join(
-            [
-                "<!DOCTYPE html>",
-                f'<html lang="en"><head><meta charset="{meta}"><title>{title}</title></head>',
-                f'<body><h1 id="top">{title}</h1>',
-                *(f"<p>{p}</p>" for p in paragraphs),
-                "<ul>",
-                *items,
-                "</ul>",
-                "</body></html>",
-                "",
-            ]
-        )
-        body = text.encode(charset)
-        if kind is Kind.CP1252:
-            return _Rendered(200, {"Content-Type": "text/html"}, body)
-        if kind is Kind.GZIP:
-            headers = {"Content-Type": _HTML, "Vary": "Accept-Encoding"}
-            return _Rendered(200, headers, body, gzip.compress(body, mtime=0))
-        return _Rendered(200, {"Content-Type": _HTML}, body)
-
-
-def _sentence(rng: random.Random, words: int) -> str:
-    return " ".join(rng.choice(VOCABULARY) for _ in range(words)).capitalize() + "."
-
-
 class TestWebServer:
-    """Serves a :class:`Web` on one port of the running event loop and audits every request."""
+    """Serves a :class:`Web` on the running event loop and audits every request.
+
+    ``port`` is the main http port (0 picks a free one); ``extra_ports`` adds plain http
+    sockets; ``ssl_context`` adds an https socket on ``https_port``. After :meth:`start`,
+    :attr:`origins` holds the bound ports.
+    """
 
     __test__ = False  # not a pytest test class, despite the name
 
@@ -201,36 +82,54 @@ class TestWebServer:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
+        extra_ports: Sequence[int] = (),
+        https_port: int = 0,
+        ssl_context: ssl.SSLContext | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.web = web
         self.audit = Audit(web, clock)
+        self.origins = Origins(0)  # the bound ports, once started
         self._clock = clock
         self._host = host
-        self._requested_port = port
+        self._requested = (port, tuple(extra_ports), https_port)
+        self._ssl_context = ssl_context
         self._runner: ServerRunner | None = None
-        self._renderer = _Renderer(web, port)
+        self._renderer = Renderer(web, self.origins)
         self._busy_since: dict[tuple[str, str], float] = {}
 
     @property
     def port(self) -> int:
-        """The bound port; 0 before :meth:`start`."""
+        """The bound main http port; 0 before :meth:`start`."""
         return self.audit.port
 
     async def start(self) -> int:
+        """Bind every socket (an ``OSError`` if one is taken) and return the main port."""
         server = Server(self._handle, access_log=None)
         runner = ServerRunner(server, shutdown_timeout=1.0)
         await runner.setup()
-        site = TCPSite(runner, self._host, self._requested_port, backlog=1024)
+        main, extra, https = self._requested
         try:
-            await site.start()
+            bound = await self._listen(runner, main)
+            extra_bound = tuple([await self._listen(runner, number) for number in extra])
+            tls = self._ssl_context
+            https_bound = None if tls is None else await self._listen(runner, https, tls)
         except BaseException:
             await runner.cleanup()
             raise
         self._runner = runner
-        self.audit.port = int(runner.addresses[0][1])
-        self._renderer = _Renderer(self.web, self.audit.port)
-        return self.audit.port
+        self.origins = Origins(bound, extra_bound, https_bound)
+        self.audit.port = bound
+        self._renderer = Renderer(self.web, self.origins)
+        return bound
+
+    async def _listen(
+        self, runner: ServerRunner, port: int, ssl_context: ssl.SSLContext | None = None
+    ) -> int:
+        known = len(runner.addresses)
+        site = TCPSite(runner, self._host, port, backlog=1024, ssl_context=ssl_context)
+        await site.start()
+        return int(runner.addresses[known][1])
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -249,16 +148,21 @@ class TestWebServer:
     async def _handle(self, request: BaseRequest) -> StreamResponse:
         host = _host_name(request.host)
         target = request.raw_path
-        ticket = self.audit.begin(host)
-        status = 499  # stays if the client goes away while the handler waits
+        ticket = self.audit.begin(host, scheme=request.scheme, port=self._local_port(request))
+        status = 499  # stays if the client goes away before the whole response is written
         try:
             # Yield at least once, so requests that arrive together overlap here and the audit
             # sees them; a handler that never awaited would serialise any burst.
             await asyncio.sleep(self.web.spec.latency)
             response = await self._respond(host, target, request)
+            try:
+                await _send_whole(request, response)
+            except ConnectionError:
+                return response  # aiohttp's own attempt to finish it meets the reset too
             status = response.status
             return response
         finally:
+            # No await since the last byte was handed over: see the module docstring.
             self.audit.finish(
                 ticket,
                 target=target,
@@ -267,17 +171,23 @@ class TestWebServer:
                 status=status,
             )
 
+    def _local_port(self, request: BaseRequest) -> int:
+        """The listening port the request came in on (TLS transports pass the query down)."""
+        transport = request.transport
+        sockname = transport.get_extra_info("sockname") if transport is not None else None
+        return int(sockname[1]) if sockname else self.port
+
     async def _respond(self, host: str, target: str, request: BaseRequest) -> Response:
         resource = self.web.resource(host, target)
         if resource is None:
-            return _response(_NOT_FOUND)
+            return _response(NOT_FOUND)
         if resource.kind is Kind.SLOW:
             await asyncio.sleep(SLOW_SECONDS)
         elif resource.kind is Kind.RETRY and self._still_busy(host, target):
             headers = {"Retry-After": str(RETRY_AFTER), "Content-Type": "text/plain"}
             return Response(status=429, headers=headers, body=b"Too many requests\n")
         rendered = self._renderer.get(host, target, resource)
-        if rendered.gzipped is not None and _accepts_gzip(
+        if rendered.gzipped is not None and accepts_gzip(
             request.headers.get("Accept-Encoding", "")
         ):
             headers = {**rendered.headers, "Content-Encoding": "gzip"}
@@ -291,15 +201,30 @@ class TestWebServer:
         return now - first < RETRY_AFTER
 
 
-def _response(rendered: _Rendered) -> Response:
+async def _send_whole(request: BaseRequest, response: Response) -> None:
+    """Headers, body and EOF handed to the transport. With the high-water mark raised, neither
+    call suspends: aiohttp only waits in ``drain`` while the protocol is paused for writing."""
+    transport = request.transport
+    if transport is not None:
+        transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
+    await response.prepare(request)
+    await response.write_eof()
+
+
+def _response(rendered: Rendered) -> Response:
     return Response(status=rendered.status, headers=rendered.headers, body=rendered.body)
 
 
 class ThreadedTestWeb:
     """A :class:`TestWebServer` on its own event loop in a background thread.
 
-    ``with ThreadedTestWeb(web) as site:`` returns once the port is bound (it waits on a
-    ``threading.Event``) and stops the server and joins the thread on exit.
+    ``with ThreadedTestWeb(web) as site:`` returns once every socket is bound (it waits on a
+    ``threading.Event``) and stops the server and joins the thread on exit. The keyword
+    arguments are those of :class:`TestWebServer`.
+
+    The server finishes a request in the audit on its own thread just after handing the last
+    byte over, so a client on another thread can hold a whole response a moment before its
+    record exists; :attr:`audit` (and so :meth:`report`) therefore calls :meth:`sync` first.
     """
 
     def __init__(
@@ -308,32 +233,97 @@ class ThreadedTestWeb:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
+        extra_ports: Sequence[int] = (),
+        https_port: int = 0,
+        ssl_context: ssl.SSLContext | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.web = web
-        self.server = TestWebServer(web, host=host, port=port, clock=clock)
+        self.server = TestWebServer(
+            web,
+            host=host,
+            port=port,
+            extra_ports=extra_ports,
+            https_port=https_port,
+            ssl_context=ssl_context,
+            clock=clock,
+        )
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="testweb", daemon=True)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._failure: Exception | None = None
+        self._held = False
 
     @property
     def port(self) -> int:
         return self.server.port
 
     @property
+    def origins(self) -> Origins:
+        return self.server.origins
+
+    @property
     def audit(self) -> Audit:
+        """The server's audit, once every response already handed over is recorded."""
+        self.sync()
         return self.server.audit
 
+    def sync(self) -> None:
+        """Return once the server's loop has finished what it was doing when called: every
+        response a client has received in full is then in the audit. A no-op while the loop
+        is held, from the loop's own thread, and once the server has stopped."""
+        loop = self._loop
+        if loop is None or self._held or not self._thread.is_alive():
+            return
+        if threading.current_thread() is self._thread:
+            return
+        done = threading.Event()
+        try:
+            loop.call_soon_threadsafe(done.set)
+        except RuntimeError:  # the loop closed meanwhile: nothing is under way any more
+            return
+        done.wait(SYNC_LIMIT)
+
+    def url(self, host: str, target: str = "/", via: Via = Via.MAIN) -> str:
+        """``host``'s ``target`` on one of the server's origins."""
+        scheme, port = self.origins.resolve(via)
+        return self.web.url(host, target, port, scheme)
+
     def seeds(self) -> list[str]:
-        return self.web.seeds(self.port)
+        return self.web.seeds(self.origins)
 
     def expected(self) -> set[str]:
-        return self.web.expected(self.port)
+        return self.web.expected(self.origins)
 
     def report(self) -> AuditReport:
         return self.audit.report(self.expected())
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Freeze the server's event loop for the duration of the block.
+
+        Requests sent meanwhile wait in the kernel and are taken up together when the block
+        ends, in the same pass of the loop: a deterministic way to make requests arrive at once.
+        """
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError("the test web is not running")
+        frozen, release = threading.Event(), threading.Event()
+
+        def freeze() -> None:
+            frozen.set()
+            release.wait(HOLD_LIMIT)
+
+        loop.call_soon_threadsafe(freeze)
+        if not frozen.wait(HOLD_LIMIT):
+            raise RuntimeError("the test web's event loop did not stop for hold()")
+        self._held = True
+        try:
+            yield
+        finally:
+            self._held = False
+            release.set()
 
     def __enter__(self) -> Self:
         self._thread.start()
@@ -367,39 +357,3 @@ class ThreadedTestWeb:
             await self._stop.wait()
         finally:
             await self.server.stop()
-
-
-def serve_forever(spec: WebSpec, *, host: str, port: int, seeds_file: Path | None) -> int:
-    """Run the test web until SIGINT or SIGTERM, then print the audit; the exit status is 0."""
-    return asyncio.run(_serve(build_web(spec), host, port, seeds_file))
-
-
-async def _serve(site: Web, host: str, port: int, seeds_file: Path | None) -> int:
-    server = TestWebServer(site, host=host, port=port)
-    bound = await server.start()
-    try:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
-        where = ""
-        if seeds_file is not None:
-            _write_seeds(seeds_file, site.seeds(bound))
-            where = f"; seeds in {seeds_file}"
-        # A wildcard listening address is reached through loopback.
-        address = "127.0.0.1" if host in ("", "0.0.0.0") else host
-        print(
-            f"testweb: {len(site.hosts)} hosts on port {bound};"
-            f" crawl with --resolve '*.{DOMAIN}:{address}'{where}",
-            flush=True,
-        )
-        await stop.wait()
-    finally:
-        await server.stop()
-    print(server.audit.report(site.expected(bound)).summary(), flush=True)
-    return 0
-
-
-def _write_seeds(path: Path, seeds: list[str]) -> None:
-    # A few hundred bytes once at startup: not worth a thread hop.
-    path.write_text("".join(f"{url}\n" for url in seeds), encoding="utf-8")

@@ -1,5 +1,6 @@
-"""Helpers shared by the test web's tests: a hand-moved clock, a loopback client session, and
-an independent robots.txt matcher used to check the generator's ground truth.
+"""Helpers shared by the test web's tests: a hand-moved clock, a loopback client session, a raw
+blocking connection for exact control of request timing, and an independent robots.txt matcher
+used to check the generator's ground truth.
 
 The matcher here is deliberately separate from ``gossamer.robots``: it exists so the test web
 can be checked without trusting the crawler's own parser (RFC 9309 longest match, '*' and '$',
@@ -8,8 +9,10 @@ the product token's group replacing '*').
 
 from __future__ import annotations
 
+import http.client
 import re
 import socket
+import ssl
 from typing import Any
 
 import aiohttp
@@ -53,10 +56,44 @@ class LoopbackResolver(AbstractResolver):
         return None
 
 
-def loopback_session(**kwargs: Any) -> aiohttp.ClientSession:
-    """A client session whose every connection goes to 127.0.0.1."""
-    connector = aiohttp.TCPConnector(resolver=LoopbackResolver(), limit=32)
+def loopback_session(
+    ssl_context: ssl.SSLContext | None = None, **kwargs: Any
+) -> aiohttp.ClientSession:
+    """A client session whose every connection goes to 127.0.0.1; ``ssl_context`` decides which
+    certificates https trusts (the test web's CA, say)."""
+    connector = aiohttp.TCPConnector(
+        resolver=LoopbackResolver(), limit=32, ssl=ssl_context if ssl_context else True
+    )
     return aiohttp.ClientSession(connector=connector, **kwargs)
+
+
+class RawConnection:
+    """One blocking keep-alive connection to a host of the test web on one of its ports.
+
+    ``send`` and ``receive`` are separate so a test decides exactly when each request leaves;
+    ``receive`` returns only once the whole response (Content-Length bytes) has arrived.
+    """
+
+    def __init__(self, host: str, port: int, context: ssl.SSLContext | None = None) -> None:
+        self.host = host
+        plain = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.sock = context.wrap_socket(plain, server_hostname=host) if context else plain
+
+    def send(self, target: str, method: str = "GET") -> None:
+        head = f"{method} {target} HTTP/1.1\r\nHost: {self.host}\r\nUser-Agent: raw/1.0\r\n\r\n"
+        self.sock.sendall(head.encode("ascii"))
+
+    def receive(self, method: str = "GET") -> tuple[int, bytes]:
+        response = http.client.HTTPResponse(self.sock, method=method)
+        response.begin()
+        return response.status, response.read()
+
+    def get(self, target: str, method: str = "GET") -> tuple[int, bytes]:
+        self.send(target, method)
+        return self.receive(method)
+
+    def close(self) -> None:
+        self.sock.close()
 
 
 def robots_allows(text: str, agent: str, target: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import ssl
 from collections import Counter, deque
 from urllib.parse import urldefrag, urljoin, urlsplit
 
@@ -190,21 +191,26 @@ async def _read(session: aiohttp.ClientSession, url: str) -> int:
         return response.status
 
 
-async def _polite_crawl(seeds: list[str], clock: ManualClock) -> None:
+async def _polite_crawl(
+    seeds: list[str], clock: ManualClock, ssl_context: ssl.SSLContext | None = None
+) -> None:
     """A sequential reference crawler: robots.txt first, then Crawl-delay and Retry-After
-    honoured by moving the manual clock, which is the only clock the server's audit reads."""
+    honoured by moving the manual clock, which is the only clock the server's audit reads.
+    Politeness (rules, delay, budget) is kept per host name, whichever origin a URL names."""
     rules: dict[str, str | None] = {}
     last_start: dict[str, float] = {}
     per_host: Counter[str] = Counter()
     queue, seen = deque(seeds), set(seeds)
-    async with loopback_session(headers={"User-Agent": "gossamer-reference/1.0"}) as session:
+    headers = {"User-Agent": "gossamer-reference/1.0"}
+    async with loopback_session(ssl_context, headers=headers) as session:
         while queue:
             url = queue.popleft()
             parts = urlsplit(url)
             host = parts.hostname or ""
             target = parts.path + (f"?{parts.query}" if parts.query else "")
             if host not in rules:
-                rules[host] = await _robots(session, f"http://{parts.netloc}/robots.txt")
+                robots_url = f"{parts.scheme}://{parts.netloc}/robots.txt"
+                rules[host] = await _robots(session, robots_url)
             text = rules[host]
             per_host[host] += 1
             if text is None or not robots_allows(text, "gossamer", target) or per_host[host] > 40:
@@ -239,7 +245,7 @@ async def _fetch_links(session: aiohttp.ClientSession, url: str, clock: ManualCl
             body = await response.read()
         hrefs = re.findall(rb'href="([^"]+)"', body)
         links = (urldefrag(urljoin(url, href.decode("ascii")))[0] for href in hrefs)
-        return [link for link in links if link.startswith("http://")]
+        return [link for link in links if link.startswith(("http://", "https://"))]
 
 
 def test_kinds_checked_here_exist(web: Web) -> None:

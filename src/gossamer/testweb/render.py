@@ -1,0 +1,160 @@
+"""Test web, rendering: resources turned into response bytes, derived from the seed and the URL.
+
+Role in the data flow: the server asks :class:`Renderer` for the bytes of each resource it
+answers. Page text, titles, PDFs and images are drawn from a random stream seeded with the web's
+seed and the URL, so nothing but the link graph is stored; a rendered body is cached per
+(host, path) after its first request. Absolute links are written with the ports and schemes of
+the running server's :class:`~gossamer.testweb.origins.Origins`; root-relative links stay
+relative and so resolve against whichever origin the page was fetched from.
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+import struct
+import zlib
+from dataclasses import dataclass, field
+
+from gossamer.testweb.model import VOCABULARY, Kind, Link, Resource, Role, Web
+from gossamer.testweb.origins import Origins
+from gossamer.testweb.pdf import make_pdf
+
+LARGE_BYTES = 12 * 1024 * 1024  # above the crawler's 10 MB cap
+_LATIN1_WORDS = ("café", "naïve", "façade", "crème", "déjà", "señor", "über", "smørrebrød")
+_HTML = "text/html; charset=utf-8"
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A response ready to be copied into a fresh ``Response`` for each request."""
+
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    gzipped: bytes | None = None  # the body gzip-encoded, for requests that accept it
+
+
+NOT_FOUND = Rendered(404, {"Content-Type": _HTML}, b"<!DOCTYPE html><title>Not found</title>")
+
+
+def accepts_gzip(header: str) -> bool:
+    """Does an Accept-Encoding value allow gzip (named, or by '*'), with a weight above 0?"""
+    weights: dict[str, float] = {}
+    for item in header.split(","):
+        coding, _, params = item.partition(";")
+        weight = params.strip().removeprefix("q=") if params.strip().startswith("q=") else "1"
+        try:
+            weights[coding.strip().lower()] = float(weight)
+        except ValueError:
+            weights[coding.strip().lower()] = 0.0
+    return weights.get("gzip", weights.get("*", 0.0)) > 0
+
+
+def _png() -> bytes:
+    """A valid 1x1 RGB PNG: signature, IHDR, IDAT and IEND, each chunk with its CRC."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data)
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\x2a\x6f\x97")  # filter byte, then one RGB pixel
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )
+
+
+class Renderer:
+    """Turns resources into bytes; text comes from the seed and the URL, never stored."""
+
+    def __init__(self, web: Web, origins: int | Origins) -> None:
+        self._web = web
+        self._origins = Origins.of(origins)  # a bare port: a single-port server
+        self._cache: dict[tuple[str, str], Rendered] = {}
+
+    def get(self, host: str, target: str, resource: Resource) -> Rendered:
+        key = (host, target)
+        found = self._cache.get(key)
+        if found is None:
+            found = self._render(host, target, resource)
+            info = self._web.info(host)
+            if info is None or info.role is not Role.TRAP:  # trap pages are endless
+                self._cache[key] = found
+        return found
+
+    def _href(self, link: Link) -> str:
+        return link.path if link.relative else self._web.link_url(link, self._origins)
+
+    def _render(self, host: str, target: str, res: Resource) -> Rendered:
+        kind = res.kind
+        if kind is Kind.REDIRECT and res.target is not None:
+            location = self._href(res.target)
+            note = f'<!DOCTYPE html><title>Moved</title><a href="{location}">moved</a>'
+            headers = {"Location": location, "Content-Type": _HTML}
+            return Rendered(res.status, headers, note.encode())
+        if kind is Kind.ERROR:
+            note = f"<!DOCTYPE html><title>Error {res.status}</title><p>Status {res.status}.</p>"
+            return Rendered(res.status, {"Content-Type": _HTML}, note.encode())
+        if kind is Kind.ROBOTS:
+            return Rendered(200, {"Content-Type": "text/plain; charset=utf-8"}, res.text.encode())
+        rng = random.Random(f"{self._web.spec.seed}|{res.body_key or host + target}")
+        title = " ".join(rng.choice(VOCABULARY) for _ in range(rng.randint(2, 5))).capitalize()
+        if kind is Kind.PDF:
+            lines = [_sentence(rng, rng.randint(8, 14)) for _ in range(rng.randint(4, 10))]
+            return Rendered(200, {"Content-Type": "application/pdf"}, make_pdf(title, lines))
+        if kind is Kind.PNG:
+            return Rendered(200, {"Content-Type": "image/png"}, _png())
+        if kind is Kind.LARGE:
+            head = f"<!DOCTYPE html><html><head><title>{title}</title></head><body><p>".encode()
+            tail = b"</p></body></html>\n"
+            filler = (_sentence(rng, 12) + " ").encode()
+            middle = filler * (LARGE_BYTES // len(filler) + 1)
+            body = head + middle[: LARGE_BYTES - len(head) - len(tail)] + tail
+            return Rendered(200, {"Content-Type": _HTML}, body)
+        return self._page(host, target, res, rng, title)
+
+    def _page(
+        self, host: str, target: str, res: Resource, rng: random.Random, title: str
+    ) -> Rendered:
+        kind = res.kind
+        paragraphs = [_sentence(rng, rng.randint(20, 50)) for _ in range(rng.randint(2, 4))]
+        charset = "utf-8"
+        if kind is Kind.LATIN1:
+            paragraphs.append(" ".join(rng.choice(_LATIN1_WORDS) for _ in range(12)) + ".")
+            charset = "latin-1"  # while the header below still claims utf-8
+        elif kind is Kind.CP1252:
+            quoted = " ".join(f"\u201c{rng.choice(VOCABULARY)}\u201d" for _ in range(6))
+            paragraphs.append(f"{quoted} \u2013 only \u20ac{rng.randint(2, 99)}.")
+            charset = "cp1252"
+        meta = "windows-1252" if kind is Kind.CP1252 else "utf-8"
+        items = [
+            f'<li><a href="{self._href(link)}">{_sentence(rng, 2)[:-1]}</a></li>'
+            for link in res.links
+        ]
+        if target == "/":  # links a crawler must not try to fetch
+            items.append(f'<li><a href="mailto:webmaster@{host}">Mail</a> <a href="#top">Top</a>')
+        text = "\n".join(
+            [
+                "<!DOCTYPE html>",
+                f'<html lang="en"><head><meta charset="{meta}"><title>{title}</title></head>',
+                f'<body><h1 id="top">{title}</h1>',
+                *(f"<p>{p}</p>" for p in paragraphs),
+                "<ul>",
+                *items,
+                "</ul>",
+                "</body></html>",
+                "",
+            ]
+        )
+        body = text.encode(charset)
+        if kind is Kind.CP1252:
+            return Rendered(200, {"Content-Type": "text/html"}, body)
+        if kind is Kind.GZIP:
+            headers = {"Content-Type": _HTML, "Vary": "Accept-Encoding"}
+            return Rendered(200, headers, body, gzip.compress(body, mtime=0))
+        return Rendered(200, {"Content-Type": _HTML}, body)
+
+
+def _sentence(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(VOCABULARY) for _ in range(words)).capitalize() + "."
