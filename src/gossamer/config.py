@@ -1,12 +1,14 @@
 """The one typed configuration tree, loaded once from TOML, then flags (flags win).
 
 Constructors elsewhere take the few specific values they need from this tree, never the tree
-itself and never a string key. Validation happens here, at the edge; inside, values are trusted.
+itself and never a string key. Validation happens at the edge: types here, allowed values in
+``config_check``; inside, values are trusted.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -14,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from gossamer import __version__
-from gossamer.errors import ConfigError
+from gossamer.config_check import MAX_SECONDS, check_config
+from gossamer.errors import ConfigError, shortened
 
 DEFAULT_USER_AGENT = f"Gossamer/{__version__} (+https://github.com/gossamer-crawler/gossamer)"
 
@@ -86,8 +89,18 @@ def parse_duration(text: str) -> float:
     """``"90"``, ``"90s"``, ``"15m"``, ``"2h"`` -> seconds."""
     match = _DURATION.match(text)
     if match is None:
-        raise ConfigError(f"invalid duration {text!r} (use e.g. 90s, 15m, 2h)")
-    return float(match.group(1)) * _UNITS[match.group(2)]
+        raise ConfigError(f"invalid duration {shortened(text, 40)!r} (use e.g. 90s, 15m, 2h)")
+    seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    if not math.isfinite(seconds) or seconds > MAX_SECONDS:
+        raise ConfigError(f"duration {shortened(text, 40)!r} is too long (at most 10 years)")
+    return seconds
+
+
+def parse_path(text: str) -> Path:
+    """A path as given on the command line; the system cannot open one holding NUL."""
+    if "\x00" in text:
+        raise ConfigError(f"not a usable path (it contains NUL): {shortened(text, 60)!r}")
+    return Path(text)
 
 
 _SECTIONS: dict[str, type[Any]] = {
@@ -97,54 +110,107 @@ _SECTIONS: dict[str, type[Any]] = {
 }
 
 
-def _coerce(name: str, value: Any, current: Any, annotation: str) -> Any:
-    """Check a TOML value against the field's type (taken from its default and annotation)."""
-    if "Path" in annotation:
-        if not isinstance(value, str):
-            raise ConfigError(f"config: {name} must be a string path")
-        return Path(value)
-    if "tuple" in annotation:
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"config: {name} must be a list of strings")
+def _field_types() -> dict[str, str]:
+    """Dotted setting name -> the annotation of its field (a string: annotations are lazy)."""
+    types = {f.name: str(f.type) for f in dataclasses.fields(CrawlConfig)}
+    for section, kind in _SECTIONS.items():
+        del types[section]
+        types.update({f"{section}.{f.name}": str(f.type) for f in dataclasses.fields(kind)})
+    return types
+
+
+_FIELD_TYPES = _field_types()
+
+
+@dataclass(frozen=True, slots=True)
+class Requested:
+    """The settings one command line asks for: the TOML file's, then the flags' over them."""
+
+    values: dict[str, Any]  # dotted name -> value
+    labels: dict[str, str]  # dotted name -> where it was given: "--delay", "config c.toml: ..."
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file not found: {path}") from exc
+    except IsADirectoryError as exc:
+        raise ConfigError(f"config file {path} is a folder") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"invalid TOML in {path}: {exc}") from exc
+
+
+def _convert(value: Any, annotation: str, label: str) -> Any:
+    """A TOML value in its field's type where that is unambiguous; ranges are checked later."""
+    if "tuple" in annotation and isinstance(value, list):
         return tuple(value)
     if "float" in annotation:
-        if isinstance(value, str) and name in {"time_limit"}:
-            return parse_duration(value)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"config: {name} must be a number")
-        if value < 0:
-            raise ConfigError(f"config: {name} must not be negative")
-        return float(value)
-    if "bool" in annotation:
-        if not isinstance(value, bool):
-            raise ConfigError(f"config: {name} must be true or false")
-        return value
-    if "int" in annotation:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"config: {name} must be an integer")
-        if value < 0 or (
-            value == 0 and name in {"concurrency", "max_per_host", "workers", "max_per_ip"}
-        ):
-            raise ConfigError(f"config: {name} must be positive")
-        return value
-    if "str" in annotation:
-        if not isinstance(value, str):
-            raise ConfigError(f"config: {name} must be a string")
-        return value
-    del current
+        if isinstance(value, str):
+            try:
+                return parse_duration(value)
+            except ConfigError as exc:
+                raise ConfigError(f"{label}: {exc}") from None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
     return value
 
 
-def _apply(target: Any, values: dict[str, Any], where: str) -> Any:
-    fields = {f.name: f for f in dataclasses.fields(target)}
-    changes: dict[str, Any] = {}
-    for key, value in values.items():
+def _table(value: Any, label: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        shown = shortened(repr(value), 60)
+        raise ConfigError(f"{label} must be a table of settings (got {shown})")
+    return value
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The settings of a TOML file by dotted name (``politeness.delay``).
+
+    Top-level keys and the ``[crawl]`` table hold the crawl's own settings; ``[politeness]``,
+    ``[fetch]`` and ``[scope]`` their sections. ``seeds`` and ``out`` are ignored: the
+    command line names those.
+    """
+    where = f"config {path}:"
+    data = _read_toml(path)
+    crawl = _table(data.get("crawl", {}), f"{where} [crawl]")
+    entries = [(k, v) for k, v in data.items() if k not in _SECTIONS and k != "crawl"]
+    entries += list(crawl.items())
+    for section in _SECTIONS:
+        if section in data:
+            table = _table(data[section], f"{where} [{section}]")
+            entries += [(f"{section}.{key}", value) for key, value in table.items()]
+    values: dict[str, Any] = {}
+    for key, value in entries:
         name = key.replace("-", "_")
-        if name not in fields or name in _SECTIONS:
-            raise ConfigError(f"config: unknown key {where}{key!r}")
-        annotation = str(fields[name].type)
-        changes[name] = _coerce(name, value, getattr(target, name), annotation)
-    return dataclasses.replace(target, **changes)
+        if name in {"seeds", "out"}:
+            continue
+        if name not in _FIELD_TYPES:
+            raise ConfigError(f"{where} unknown key {shortened(key, 60)!r}")
+        values[name] = _convert(value, _FIELD_TYPES[name], f"{where} {name}")
+    return values
+
+
+def requested(
+    config_file: Path | None, overrides: dict[str, Any], flags: dict[str, str] | None = None
+) -> Requested:
+    """What a command line asks for; ``overrides`` maps dotted names to flag values (None =
+    flag not given) and ``flags`` names the flag of each, for messages."""
+    values = read_config_file(config_file) if config_file is not None else {}
+    labels = {name: f"config {config_file}: {name}" for name in values}
+    for name, value in overrides.items():
+        if value is not None:
+            values[name] = value
+            labels[name] = (flags or {}).get(name, name)
+    return Requested(values, labels)
+
+
+def settle(base: CrawlConfig, wanted: Requested, base_label: str = "") -> CrawlConfig:
+    """``wanted`` applied over ``base``, then checked; ``base_label`` names where the rest of
+    the values came from (a saved ``crawl.json``), for messages."""
+    config = apply_overrides(base, wanted.values)
+    return check_config(config, lambda name: wanted.labels.get(name, base_label + name))
 
 
 def load_config(
@@ -152,34 +218,14 @@ def load_config(
     out: Path,
     config_file: Path | None,
     overrides: dict[str, Any],
+    flags: dict[str, str] | None = None,
 ) -> CrawlConfig:
-    """Build the tree: defaults, then the TOML file, then ``overrides`` from flags.
+    """Build the tree: defaults, then the TOML file, then ``overrides`` from flags; checked.
 
     ``overrides`` maps dotted names (``"max_pages"``, ``"politeness.delay"``) to values that
     the CLI has already parsed; ``None`` values mean "flag not given".
     """
-    config = CrawlConfig(seeds=seeds, out=out)
-    if config_file is not None:
-        try:
-            data = tomllib.loads(config_file.read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise ConfigError(f"config file not found: {config_file}") from exc
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read config file {config_file}: {exc}") from exc
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"invalid TOML in {config_file}: {exc}") from exc
-        top = {k: v for k, v in data.items() if k not in _SECTIONS and k != "crawl"}
-        top.update(data.get("crawl", {}))
-        for key in ("seeds", "out"):
-            top.pop(key, None)  # the command line names these
-        config = _apply(config, top, "")
-        for section in _SECTIONS:
-            if section in data:
-                if not isinstance(data[section], dict):
-                    raise ConfigError(f"config: [{section}] must be a table")
-                sub = _apply(getattr(config, section), data[section], f"{section}.")
-                config = dataclasses.replace(config, **{section: sub})
-    return apply_overrides(config, overrides)
+    return settle(CrawlConfig(seeds=seeds, out=out), requested(config_file, overrides, flags))
 
 
 def apply_overrides(config: CrawlConfig, overrides: dict[str, Any]) -> CrawlConfig:

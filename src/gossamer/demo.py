@@ -3,6 +3,10 @@
 This is the main job end to end on a machine with no internet: the same crawler, with the test
 web's host names mapped to 127.0.0.1 through ``--resolve``, then the test web's own audit of
 what the crawler did to it (politeness, robots.txt, repeats, coverage).
+
+The demo never deletes what it did not write: it marks its output folder with a
+``.gossamer-demo`` file, clears only its own outputs there on the next run, and refuses a
+non-empty folder without the mark.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 
 from gossamer.config import CrawlConfig, PolitenessConfig, ScopeConfig
 from gossamer.engine import Crawler
+from gossamer.errors import ConfigError, StoreError
 from gossamer.index import build_index
 from gossamer.rank import rank_crawl
 from gossamer.search.engine import SearchEngine
@@ -22,6 +27,14 @@ from gossamer.seeds import parse_seeds
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 
 DEMO_RESOLVE = "*.web.test:127.0.0.1"
+# Written in the demo's output folder: a later demo may clear what this one wrote there.
+MARKER = ".gossamer-demo"
+_MARKER_TEXT = "Written by 'gossamer demo'; the next demo run clears its own files here.\n"
+# Everything a demo writes in its folder (crawl, index, rank), and nothing else is removed.
+_OUTPUTS = (
+    "warc", "reports", "index", "rank", "index.cdxj", "crawl.db", "crawl.db-wal",
+    "crawl.db-shm", "crawl.json", "seeds.txt", ".gossamer.lock",
+)  # fmt: skip
 
 
 def demo_config(seeds: Path, out: Path) -> CrawlConfig:
@@ -38,11 +51,43 @@ def demo_config(seeds: Path, out: Path) -> CrawlConfig:
     )
 
 
+def _own_outputs(out: Path) -> list[Path]:
+    """What an earlier demo wrote in ``out``, to clear before this one writes it again."""
+    return [out / name for name in _OUTPUTS if (out / name).exists() or (out / name).is_symlink()]
+
+
+def prepare_demo_folder(out: Path) -> None:
+    """Make ``out`` ready for a demo without deleting anything the demo did not write.
+
+    A missing or empty folder is used as it is; a folder an earlier demo wrote (it holds the
+    marker file) has that demo's outputs removed; anything else is refused.
+    """
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise StoreError(f"demo output {out} exists and is not a folder; choose another --out")
+    try:
+        if out.is_dir() and any(out.iterdir()):
+            if not (out / MARKER).is_file():
+                raise StoreError(
+                    f"demo output folder {out} is not empty and was not written by 'gossamer"
+                    " demo' (it has no .gossamer-demo file); choose another --out or empty it"
+                )
+            for path in _own_outputs(out):
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
+        out.mkdir(parents=True, exist_ok=True)
+        (out / MARKER).write_text(_MARKER_TEXT, encoding="utf-8")
+    except OSError as exc:
+        raise StoreError(f"cannot prepare demo output folder {out}: {exc.strerror or exc}") from exc
+
+
 def run_demo(out: Path, *, hosts: int, pages: int) -> int:
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    web = build_web(WebSpec(hosts=hosts, pages_per_host=pages))
+    try:
+        web = build_web(WebSpec(hosts=hosts, pages_per_host=pages))
+    except ValueError as exc:
+        raise ConfigError(f"invalid test web: {exc}") from exc
+    prepare_demo_folder(out)
     with ThreadedTestWeb(web) as server:
         seeds_file = out / "seeds.txt"
         seeds_file.write_text("\n".join(web.seeds(server.port)) + "\n", encoding="utf-8")

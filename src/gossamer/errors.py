@@ -10,8 +10,12 @@ Exceptions are for faults, and every one raised by Gossamer descends from one ro
     └── FetchError         a fault below HTTP: DNS, connect, TLS, protocol, limits
         └── BlockedAddressError   the SSRF guard refused an address
 
-Outside errors are wrapped where they enter, with ``raise ... from exc``.
+Outside errors are wrapped where they enter, with ``raise ... from exc``. A message may quote
+what the user typed; :func:`escaped` makes it safe to show on a terminal.
 """
+
+_SURROGATES = range(0xDC80, 0xDD00)  # bytes that were not UTF-8, kept by "surrogateescape"
+_MAX_SHOWN = 200
 
 
 class GossamerError(Exception):
@@ -43,3 +47,29 @@ class BlockedAddressError(FetchError):
 
     def __init__(self, message: str) -> None:
         super().__init__("blocked_address", message)
+
+
+def escaped(text: str) -> str:
+    """``text`` on one line, with control and other invisible characters escaped like repr.
+
+    What a user supplied (a seed line, a path, a flag value) may hold NUL, CR/LF or terminal
+    escape codes; echoed raw they would forge lines or repaint the terminal.
+    """
+    if text.isprintable():
+        return text
+    out: list[str] = []
+    for char in text:
+        if char.isprintable():
+            out.append(char)
+        elif ord(char) in _SURROGATES:
+            out.append(f"\\x{ord(char) - 0xDC00:02x}")
+        else:
+            out.append(char.encode("unicode_escape").decode("ascii"))
+    return "".join(out)
+
+
+def shortened(text: str, limit: int = _MAX_SHOWN) -> str:
+    """``text`` cut to about ``limit`` characters for a message, saying how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import signal
 import sqlite3
 import subprocess
@@ -256,6 +257,9 @@ def test_page_target_and_statistics_carry_over_a_resume(
     assert result.returncode == 0, result.stderr
     assert "resuming the crawl" in result.stdout
     assert "Crawled 50 in" in result.stdout
+    # crawl.json records the new target, so the next resume keeps it.
+    saved = json.loads((finished_crawl / "crawl.json").read_text())
+    assert saved["config"]["max_pages"] == 50
     # The pages of the first run are not fetched again.
     assert not set(site.audit.fetched()[already:]) & first_run
 
@@ -277,3 +281,54 @@ def test_bare_domain_seed_falls_back_from_https_to_http(
     schemes = {u.split(":")[0] for (u,) in conn.execute("SELECT url FROM pages")}
     conn.close()
     assert schemes == {"https", "http"}
+
+
+def test_a_crawl_folder_belongs_to_one_crawl(
+    site: ThreadedTestWeb, finished_crawl: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.txt"
+    other.write_text(site.seeds()[0] + "\n")
+    before = _snapshot(finished_crawl)
+    flags = ["--resolve", RESOLVE, "--max-pages", "20", "--delay", "0"]
+    result = gossamer("crawl", other, "--out", finished_crawl, *flags)
+    assert result.returncode == 2
+    (error,) = error_lines(result)
+    assert "holds a crawl started with other seeds" in error
+    assert f"'gossamer crawl --resume {finished_crawl}'" in error
+    result = gossamer("crawl", tmp_path / "seeds.txt", "--out", finished_crawl, *flags[:2])
+    assert result.returncode == 2
+    assert "--max-pages (20 there, no limit here)" in error_lines(result)[0]
+    assert _snapshot(finished_crawl) == before
+    # The same command again continues the crawl (here: its target is already reached).
+    result = gossamer("crawl", tmp_path / "seeds.txt", "--out", finished_crawl, *flags)
+    assert result.returncode == 0, result.stderr
+    assert "resuming the crawl" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["crawl", "seeds.txt", "--out", "out", "--concurrency", "100000000"],
+        ["crawl", "seeds.txt", "--out", "out", "--user-agent", "bot\r\nX-Evil: 1"],
+        ["crawl", "seeds.txt", "--out", "out", "--bogus", "\x1b[2J"],
+        ["testweb", "--port", "70000"],
+        ["testweb", "--hosts", "0"],
+        ["search", "no-such-folder", "query"],
+    ],
+)
+def test_bad_input_from_the_real_entry_point(tmp_path: Path, args: list[str]) -> None:
+    (tmp_path / "seeds.txt").write_text("http://a.web.test/\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "gossamer", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("gossamer: error: ")
+    assert result.stderr.rstrip("\n").isprintable()
+    assert "\x1b" not in result.stderr
+    assert not (tmp_path / "out").exists()

@@ -62,6 +62,11 @@ def test_valid_lines(text: str, urls: tuple[str, ...]) -> None:
         ("http://[::1/", "not a valid URL"),
         ("a.com:99999", "not a valid URL or domain"),
         ("<>.com", "not a valid URL or domain"),
+        ("http://a.com:0/", "port 0 cannot be connected to"),
+        ("a.com:0/x", "port 0 cannot be connected to"),
+        ("http://a\x00.com/", "contains control characters"),
+        ("a.com/\x1b[2J", "contains control characters"),
+        ("http://a.com/\u202eevil", "contains control characters"),
     ],
 )
 def test_problem_lines(text: str, reason: str) -> None:
@@ -114,6 +119,48 @@ def test_empty_text() -> None:
     assert parse_seeds("# nothing\n\n   \n") == SeedList(seeds=(), problems=())
 
 
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("http://user:secret@a.com/", "http://***@a.com/"),
+        ("https://tok3n@a.com/x", "https://***@a.com/x"),
+        ("HTTP://u:p@a.com:8080/x?y=@z", "HTTP://***@a.com:8080/x?y=@z"),
+        ("user:secret@a.com", "***@a.com"),
+        ("ftp://user:secret@a.com/", "ftp://***@a.com/"),
+    ],
+)
+def test_credentials_are_refused_and_never_shown(line: str, shown: str) -> None:
+    result = parse_seeds(f"ufmg.br\n{line}\n")
+    (problem,) = result.problems
+    assert problem == SeedProblem(line=2, text=shown, reason="credentials in URL are not supported")
+    assert "secret" not in repr(result)
+
+
+def test_mailto_is_not_mistaken_for_credentials() -> None:
+    (problem,) = parse_seeds("mailto:someone@example.com").problems
+    assert problem.text == "mailto:someone@example.com"
+
+
+def test_a_megabyte_line_is_a_problem_with_its_line_number() -> None:
+    huge = "http://a.com/" + "x" * 1_000_000
+    result = parse_seeds(f"ufmg.br\n{huge}\nusp.br\n")
+    assert [seed.line for seed in result.seeds] == [1, 3]
+    (problem,) = result.problems
+    assert problem.line == 2
+    assert problem.reason == "too long: 1000013 characters, a URL may have at most 2048"
+    assert len(problem.text) < 300 and problem.text.endswith("(1000013 characters)")
+
+
+def test_url_length_limit_follows_the_setting() -> None:
+    url = "http://a.com/" + "x" * 100
+    assert parse_seeds(url).seeds
+    (problem,) = parse_seeds(url, max_url_length=50).problems
+    assert problem.reason.startswith("too long")
+    # Normalising can lengthen a URL (percent-encoding): the limit holds after it too.
+    (problem,) = parse_seeds("http://a.com/" + "é" * 20, max_url_length=40).problems
+    assert problem.reason.startswith("too long once normalised")
+
+
 # --- read_seeds ----------------------------------------------------------------------
 
 
@@ -136,10 +183,19 @@ def test_directory_is_unreadable(tmp_path: Path) -> None:
         read_seeds(tmp_path)
 
 
-def test_non_utf8_file(tmp_path: Path) -> None:
+def test_a_line_that_is_not_utf8_is_a_problem_and_the_rest_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(b"ufmg.br\nhttp://caf\xe9.example/\nusp.br # caf\xe9 in a comment is fine\n")
+    result = read_seeds(path)
+    assert [seed.text for seed in result.seeds] == ["ufmg.br", "usp.br"]
+    (problem,) = result.problems
+    assert (problem.line, problem.reason) == (2, "not valid UTF-8")
+
+
+def test_a_file_of_latin1_only_has_no_valid_seed(tmp_path: Path) -> None:
     path = tmp_path / "latin1.txt"
-    path.write_bytes("ufmg.br # café\n".encode("latin-1"))
-    with pytest.raises(SeedError, match=r"^seeds file is not UTF-8: .*latin1\.txt"):
+    path.write_bytes("café.example\n".encode("latin-1"))
+    with pytest.raises(SeedError, match=r"line 1: not valid UTF-8"):
         read_seeds(path)
 
 
@@ -181,4 +237,20 @@ def test_parse_seeds_never_raises(text: str) -> None:
     for problem in result.problems:
         assert 1 <= problem.line <= line_count
         assert problem.reason
+        assert len(problem.text) < 300
     assert len({seed.urls for seed in result.seeds}) == len(result.seeds)
+
+
+_PASSWORDS = st.text(
+    alphabet=st.characters(blacklist_characters="/?#@\n\r", blacklist_categories=("Cs",)),
+    min_size=3,
+    max_size=20,
+).filter(lambda p: p.strip() and p not in "https://***@a.test/page")
+
+
+@settings(max_examples=100, deadline=None)
+@given(_PASSWORDS, st.sampled_from(["http://", "https://", ""]))
+def test_a_password_never_reaches_a_problem(password: str, scheme: str) -> None:
+    result = parse_seeds(f"{scheme}user:{password}@a.test/page\n")
+    assert result.seeds == ()
+    assert all(password not in problem.text for problem in result.problems)

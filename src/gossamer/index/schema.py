@@ -15,6 +15,7 @@ from pathlib import Path
 
 import tantivy
 
+from gossamer.index.access import readonly_index_path
 from gossamer.index.errors import IndexingError
 
 __all__ = [
@@ -103,12 +104,19 @@ class IndexHandle:
 
 
 def open_index(crawl_dir: Path, *, create: bool) -> IndexHandle:
-    """Open ``DIR/index/tantivy``; with ``create``, make it when it does not exist yet."""
+    """Open ``DIR/index/tantivy``; with ``create``, make it when it does not exist yet.
+
+    Without ``create`` the index is only read, which works on a read-only folder too.
+    """
     path = crawl_dir / INDEX_DIR / _TANTIVY_DIR
     analyzer = make_analyzer()
     try:
         if path.is_dir() and tantivy.Index.exists(str(path)):
-            index = tantivy.Index.open(str(path))
+            if create:
+                index = tantivy.Index.open(str(path))
+            else:
+                with readonly_index_path(path) as readable:
+                    index = tantivy.Index.open(str(readable))
         elif create:
             path.mkdir(parents=True, exist_ok=True)
             index = tantivy.Index(build_schema(), path=str(path))

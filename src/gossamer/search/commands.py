@@ -11,11 +11,23 @@ import argparse
 import logging
 import math
 import os
+import sqlite3
 import sys
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from gossamer.index import build_index
+from gossamer.config import parse_path
+from gossamer.errors import ConfigError
+from gossamer.index import (
+    DOCSTORE_FILE,
+    INDEX_DIR,
+    DocStore,
+    IndexingError,
+    IndexReport,
+    build_index,
+)
+from gossamer.index.access import is_writing
 from gossamer.rank import DAMPING, TOLERANCE, rank_crawl
 from gossamer.search.engine import MAX_PAGE, SearchEngine
 from gossamer.search.output import format_json, format_text
@@ -62,6 +74,13 @@ def _port(text: str) -> int:
     return value
 
 
+def _folder(text: str) -> Path:
+    try:
+        return parse_path(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _ranking_flags(p: argparse.ArgumentParser) -> None:
     defaults = RankingWeights()
     group = p.add_argument_group("ranking")
@@ -77,7 +96,7 @@ def _ranking_flags(p: argparse.ArgumentParser) -> None:
 def add_commands(sub: Any) -> None:
     """Register ``index``, ``rank``, ``search`` and ``serve`` on ``cli.py``'s subparsers."""
     p = sub.add_parser("index", help="index the crawled HTML and PDF pages of a crawl folder")
-    p.add_argument("dir", type=Path, help="crawl folder (holds crawl.db and warc/)")
+    p.add_argument("dir", type=_folder, help="crawl folder (holds crawl.db and warc/)")
     p.add_argument(
         "--workers",
         type=_page,
@@ -85,17 +104,17 @@ def add_commands(sub: Any) -> None:
         help="processes reading and extracting pages (default: one per core)",
     )
     p = sub.add_parser("rank", help="compute PageRank per URL and per host")
-    p.add_argument("dir", type=Path, help="crawl folder")
+    p.add_argument("dir", type=_folder, help="crawl folder")
     p.add_argument("--damping", type=_fraction, default=DAMPING)
     p.add_argument("--tolerance", type=_fraction, default=TOLERANCE, help="L1 stop criterion")
     p = sub.add_parser("search", help="search an indexed crawl folder")
-    p.add_argument("dir", type=Path, help="crawl folder")
+    p.add_argument("dir", type=_folder, help="crawl folder")
     p.add_argument("query", help='words, "phrases", -excluded, site:host')
     p.add_argument("--page", type=_page, default=1)
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     _ranking_flags(p)
     p = sub.add_parser("serve", help="the search web UI")
-    p.add_argument("dir", type=Path, help="crawl folder")
+    p.add_argument("dir", type=_folder, help="crawl folder")
     p.add_argument("--port", type=_port, default=8000)
     p.add_argument("--bind", default="127.0.0.1", help="address to listen on")
     _ranking_flags(p)
@@ -118,7 +137,7 @@ def _progress(done: int, total: int) -> None:
 def run_command(args: argparse.Namespace) -> int | None:
     """Run one of this module's commands; None when ``args.command`` is not one of them."""
     if args.command == "index":
-        report = build_index(args.dir, workers=args.workers, progress=_progress)
+        report = _index(args.dir, args.workers)
         if sys.stderr.isatty():
             print(file=sys.stderr)
         print(report.summary())
@@ -127,6 +146,7 @@ def run_command(args: argparse.Namespace) -> int | None:
         print(rank_crawl(args.dir, damping=args.damping, tolerance=args.tolerance).summary())
         return 0
     if args.command == "search":
+        require_complete_index(args.dir)
         language = "en" if args.english else None
         with SearchEngine(args.dir, _weights(args)) as engine:
             result = engine.search(args.query, page=args.page, language=language)
@@ -137,10 +157,65 @@ def run_command(args: argparse.Namespace) -> int | None:
         # Imported here: the web UI pulls in aiohttp's server side, which no other command needs.
         from gossamer.web import serve  # noqa: PLC0415
 
+        require_complete_index(args.dir)
         return serve(
             args.dir, host=args.bind, port=args.port, weights=_weights(args), english=args.english
         )
     return None
+
+
+def _index(crawl_dir: Path, workers: int) -> IndexReport:
+    # What was committed before a failure is kept (see ``build_index``); the next run goes on.
+    again = f"the batches already committed are kept; run 'gossamer index {crawl_dir}' again"
+    try:
+        return build_index(crawl_dir, workers=workers, progress=_progress)
+    except MemoryError as exc:
+        raise IndexingError(f"out of memory while indexing {crawl_dir}: {again}") from exc
+    except BrokenProcessPool as exc:
+        raise IndexingError(
+            f"an indexing process died (out of memory?) while indexing {crawl_dir}: {again},"
+            " with fewer --workers"
+        ) from exc
+
+
+def require_complete_index(crawl_dir: Path) -> None:
+    """Refuse to search an index a failed ``gossamer index`` run left behind half-built.
+
+    An index being written right now is searched as far as it is committed, once it holds
+    at least one page.
+    """
+    index_dir = crawl_dir / INDEX_DIR
+    run = f"run 'gossamer index {crawl_dir}'"
+    if not (index_dir / DOCSTORE_FILE).is_file():
+        raise IndexingError(f"no search index in {crawl_dir}; {run} first")
+    with DocStore(index_dir / DOCSTORE_FILE, readonly=True) as store:
+        try:
+            empty, in_flight = store.count() == 0, store.in_flight
+        except sqlite3.Error as exc:
+            raise IndexingError(f"cannot read the search index of {crawl_dir}: {exc}") from exc
+        if is_writing(index_dir):
+            if empty:
+                raise IndexingError(
+                    f"the search index of {crawl_dir} is being written by another process and"
+                    " holds no page yet; try again when 'gossamer index' has finished"
+                )
+            return
+        if in_flight:
+            raise IndexingError(
+                f"the search index of {crawl_dir} is incomplete: the last 'gossamer index' run"
+                f" did not finish; {run} again"
+            )
+        if empty and _has_pages(store, crawl_dir):
+            raise IndexingError(
+                f"the search index of {crawl_dir} is incomplete: no page is indexed yet; {run}"
+            )
+
+
+def _has_pages(store: DocStore, crawl_dir: Path) -> bool:
+    try:
+        return bool(store.pending(crawl_dir / "crawl.db"))
+    except IndexingError:
+        return False  # crawl.db cannot be read from here: nothing to compare with
 
 
 def _color() -> bool:

@@ -97,9 +97,7 @@ def test_a_redirect_to_a_known_robots_txt_reuses_its_answer(rig: Rig) -> None:
     job = rig.robots_job("http://a.test/other")
     moved = answer("http://a.test/robots.txt", 301, Location="https://a.test/robots.txt")
     rig.pipeline.robots(job, [moved])
-    assert rig.frontier.robots_rules("http://a.test") is rig.frontier.robots_rules(
-        "https://a.test"
-    )
+    assert rig.frontier.robots_rules("http://a.test") is rig.frontier.robots_rules("https://a.test")
 
 
 def test_a_redirect_ending_on_another_origins_robots_txt_answers_for_both(rig: Rig) -> None:

@@ -1,0 +1,279 @@
+"""The allowed values of every crawl setting, checked once at the edge.
+
+Data flow: TOML + flags (``config``) or a saved ``crawl.json`` -> **check** -> the crawl.
+Whatever the source, a setting reaches the engine only after :func:`check_config` has
+accepted it, so the engine can trust the tree: no NaN time limit, no zero page target, no
+CR/LF in the User-Agent header, no concurrency beyond the open files the system allows.
+A rejection is one :class:`~gossamer.errors.ConfigError` naming where the value came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import resource
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gossamer.errors import ConfigError, shortened
+from gossamer.fetch.resolver import parse_resolve
+from gossamer.robots.parser import product_token
+
+if TYPE_CHECKING:
+    from gossamer.config import CrawlConfig
+
+__all__ = [
+    "MAX_CONCURRENCY",
+    "MAX_SECONDS",
+    "MAX_WORKERS",
+    "RULES",
+    "check_config",
+    "concurrency_room",
+    "fit_open_files",
+]
+
+MAX_SECONDS = 10 * 365 * 86_400.0  # ten years: beyond this a timer overflows some waits
+MAX_CONCURRENCY = 10_000  # requests in flight per worker process
+MAX_WORKERS = 64
+# Open files a crawler process needs besides its connections: WARC, CDXJ, SQLite and its
+# journal files, the folder lock, standard streams, the event loop, resolver threads.
+OPEN_FILE_RESERVE = 64
+_MAX_INT = 2**63 - 1  # what SQLite can store
+_MAX_USER_AGENT = 512
+_MEDIA_TYPE = re.compile(r"[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+", re.IGNORECASE)
+
+Check = Callable[[Any], str | None]  # a value -> why it is not allowed, or None
+
+
+@dataclass(frozen=True, slots=True)
+class _Number:
+    """A whole number or a number of seconds, with its allowed range."""
+
+    seconds: bool  # float seconds; otherwise an integer count
+    low: float
+    above: bool = False  # ``low`` itself is not allowed
+    optional: bool = False  # None ("no limit") is allowed
+    high: float | None = None
+
+    def __call__(self, value: Any) -> str | None:
+        if value is None:
+            return None if self.optional else "must be given"
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return "must be a number of seconds" if self.seconds else "must be an integer"
+        if not self.seconds and not isinstance(value, int):
+            return "must be an integer"
+        if not math.isfinite(value):
+            return "must be a finite number"
+        unit = " seconds" if self.seconds else ""
+        if self.above and value <= self.low:
+            return f"must be more than {self.low:g}{unit}"
+        if value < self.low:
+            return (
+                "must not be negative" if self.low == 0 else f"must be at least {self.low:g}{unit}"
+            )
+        high = self.high if self.high is not None else MAX_SECONDS if self.seconds else _MAX_INT
+        if value > high:
+            return (
+                "must be at most 10 years" if high == MAX_SECONDS else f"must be at most {high:g}"
+            )
+        return None
+
+
+def _flag(value: Any) -> str | None:
+    return None if isinstance(value, bool) else "must be true or false"
+
+
+def _user_agent(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return "must be a string"
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in value):
+        return "must not contain control characters (CR, LF, tab, NUL, escape codes)"
+    if not value.isascii():
+        return "must be plain ASCII (it is sent as an HTTP header)"
+    if len(value) > _MAX_USER_AGENT:
+        return f"must be at most {_MAX_USER_AGENT} characters"
+    if not product_token(value):
+        return "must start with a product name such as 'mybot/1.0' (robots.txt matches it)"
+    return None
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, tuple) and all(isinstance(item, str) for item in value)
+
+
+def _resolve(value: Any) -> str | None:
+    if not _strings(value):
+        return "must be a list of HOST:IP strings"
+    for entry in value:
+        try:
+            parse_resolve(entry)
+        except ConfigError:
+            return f"entry {shortened(entry, 80)!r} is not HOST:IP, HOST:PORT:IP or *.DOMAIN:IP"
+    return None
+
+
+def _media_types(value: Any) -> str | None:
+    if not _strings(value) or not value or not all(_MEDIA_TYPE.fullmatch(t) for t in value):
+        return "must be a non-empty list of media types such as 'text/html'"
+    return None
+
+
+def _readable_file(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or "\x00" in value:
+        return "must be the path of a PEM file"
+    path = Path(value)
+    try:
+        with path.open("rb") as stream:
+            stream.read(1)
+    except FileNotFoundError:
+        return "names no file"
+    except IsADirectoryError:
+        return "is a folder, not a PEM file"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    return None
+
+
+def _whole(low: int, *, optional: bool = False, high: int | None = None) -> _Number:
+    return _Number(seconds=False, low=low, optional=optional, high=high)
+
+
+def _seconds(*, above_zero: bool = False, optional: bool = False, low: float = 0.0) -> _Number:
+    return _Number(seconds=True, low=low, above=above_zero, optional=optional)
+
+
+RULES: dict[str, Check] = {
+    "max_pages": _whole(1, optional=True),
+    "time_limit": _seconds(above_zero=True, optional=True),
+    "concurrency": _whole(1, high=MAX_CONCURRENCY),
+    "workers": _whole(1, high=MAX_WORKERS),
+    "resolve": _resolve,
+    "warc_max_bytes": _whole(1),
+    "report_interval": _seconds(low=0.1),  # shorter would rewrite the reports in a loop
+    "progress": _flag,
+    "politeness.delay": _seconds(),
+    "politeness.max_per_host": _whole(1, high=MAX_CONCURRENCY),
+    "politeness.crawl_delay_cap": _seconds(),
+    "politeness.robots_ttl": _seconds(above_zero=True),
+    "politeness.robots_retry_delay": _seconds(),
+    "politeness.robots_retries": _whole(0),
+    "politeness.robots_wait": _seconds(),
+    "politeness.max_per_ip": _whole(1, optional=True, high=MAX_CONCURRENCY),
+    "politeness.max_retries": _whole(0),
+    "politeness.max_backoff": _seconds(),
+    "politeness.respect_nofollow": _flag,
+    "fetch.user_agent": _user_agent,
+    "fetch.connect_timeout": _seconds(above_zero=True),
+    "fetch.read_timeout": _seconds(above_zero=True),
+    "fetch.total_timeout": _seconds(above_zero=True),
+    "fetch.max_body": _whole(1),
+    "fetch.max_decoded": _whole(1),
+    "fetch.max_redirects": _whole(0),
+    "fetch.keep_types": _media_types,
+    "fetch.allow_private": _flag,
+    "fetch.ca_file": _readable_file,
+    "scope.max_depth": _whole(0, optional=True),
+    "scope.max_url_length": _whole(1),
+    "scope.max_pages_per_host": _whole(1, optional=True),
+    "scope.max_path_depth": _whole(1),
+    "scope.max_path_repeats": _whole(1),
+    "scope.strip_session_ids": _flag,
+}
+
+
+def _settings(config: CrawlConfig) -> dict[str, Any]:
+    """Every checked setting of the tree, by dotted name."""
+    values: dict[str, Any] = {}
+    for item in dataclasses.fields(config):
+        value = getattr(config, item.name)
+        if dataclasses.is_dataclass(value):
+            for sub in dataclasses.fields(value):
+                values[f"{item.name}.{sub.name}"] = getattr(value, sub.name)
+        elif item.name not in {"seeds", "out"}:
+            values[item.name] = value
+    return values
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return shortened(text, 80)
+
+
+def check_config(config: CrawlConfig, origin: Callable[[str], str]) -> CrawlConfig:
+    """``config`` if every setting is allowed (``ca_file`` made absolute); else ConfigError.
+
+    ``origin`` turns a dotted name into where its value came from, for the message:
+    ``"--max-depth"``, ``"config c.toml: scope.max_depth"``.
+    """
+    for name, value in _settings(config).items():
+        rule = RULES.get(name)
+        problem = "is not a setting Gossamer knows" if rule is None else rule(value)
+        if problem is not None:
+            # A list's problem names the entry at fault.
+            got = "" if isinstance(value, tuple) else f" (got {_shown(value)})"
+            raise ConfigError(f"{origin(name)} {problem}{got}")
+    ca_file = config.fetch.ca_file
+    if ca_file is not None and not Path(ca_file).is_absolute():
+        fetch = dataclasses.replace(config.fetch, ca_file=str(Path(ca_file).absolute()))
+        config = dataclasses.replace(config, fetch=fetch)
+    return config
+
+
+def concurrency_room() -> int:
+    """Requests in flight one process can hold: the hard open-file limit less a reserve."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    room = MAX_CONCURRENCY if hard == resource.RLIM_INFINITY else hard - OPEN_FILE_RESERVE
+    return min(room, MAX_CONCURRENCY)
+
+
+def check_room(concurrency: int | None, origin: str) -> None:
+    """Refuse a crawl the open-file limit cannot hold, or an explicit concurrency above it.
+
+    A concurrency that was not asked for (the default, a resumed crawl's) is lowered to fit
+    when the crawl starts instead: see :func:`fit_open_files`.
+    """
+    room = concurrency_room()
+    if room < 1:
+        raise ConfigError(
+            f"the open-file limit (ulimit -n) is too low for a crawl: it needs more than "
+            f"{OPEN_FILE_RESERVE} open files"
+        )
+    if concurrency is not None and concurrency > room:
+        raise ConfigError(
+            f"{origin} {concurrency} needs more open files than this system allows: at most "
+            f"{room} requests in flight (raise the limit with 'ulimit -n')"
+        )
+
+
+def fit_open_files(config: CrawlConfig) -> tuple[CrawlConfig, str | None]:
+    """Raise the soft open-file limit for the crawl's connections, or lower its concurrency.
+
+    Returns the tree to run and, when the concurrency had to be lowered, a one-line note.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = config.concurrency + OPEN_FILE_RESERVE
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass  # keep the soft limit we have and fit the concurrency into it
+    room = config.concurrency if soft == resource.RLIM_INFINITY else soft - OPEN_FILE_RESERVE
+    if room >= config.concurrency:
+        return config, None
+    if room < 1:
+        raise ConfigError(
+            f"the open-file limit (ulimit -n {soft}) is too low for a crawl: it needs more than "
+            f"{OPEN_FILE_RESERVE} open files"
+        )
+    note = (
+        f"concurrency lowered from {config.concurrency} to {room}: the open-file limit is"
+        f" {soft} (raise it with 'ulimit -n')"
+    )
+    return dataclasses.replace(config, concurrency=room), note

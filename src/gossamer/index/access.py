@@ -1,0 +1,128 @@
+"""Index stage, access: one writer at a time, and readers that need no write permission.
+
+Data flow: ``indexer`` takes :class:`IndexLock` for a whole run, so a second
+``gossamer index`` on the same folder is refused with one line instead of failing deep in
+tantivy. The search side opens the index read-only: on a folder it may not write (a
+read-only mount, another user's crawl) :func:`readonly_index_path` gives tantivy a scratch
+folder of links to the index files, because tantivy creates lock files even to read, and
+:func:`readonly_uri` opens SQLite files without their ``-wal``/``-shm`` companions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from gossamer.index.errors import IndexingError
+
+__all__ = [
+    "LOCK_NAME",
+    "IndexLock",
+    "is_writing",
+    "readonly_index_path",
+    "readonly_uri",
+    "writable",
+]
+
+LOCK_NAME = ".gossamer-index.lock"  # in DIR/index, beside the document store
+
+
+class IndexLock:
+    """An exclusive lock on ``DIR/index``, released by the kernel even after ``kill -9``."""
+
+    def __init__(self, crawl_dir: Path, index_dir: Path) -> None:
+        self._crawl_dir = crawl_dir
+        self._path = index_dir / LOCK_NAME
+        self._handle: IO[str] | None = None
+
+    def __enter__(self) -> IndexLock:
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            handle = self._path.open("a+", encoding="utf-8")
+        except OSError as exc:
+            raise IndexingError(
+                f"cannot write the index of {self._crawl_dir}: {exc.strerror or exc}"
+            ) from exc
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise IndexingError(
+                f"index of {self._crawl_dir} is being written by another process"
+                " (another 'gossamer index' run); wait for it to finish"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        self._handle = handle
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._handle is not None:
+            fcntl.flock(self._handle, fcntl.LOCK_UN)
+            self._handle.close()
+            self._handle = None
+
+
+def is_writing(index_dir: Path) -> bool:
+    """Whether a ``gossamer index`` run holds the lock of ``index_dir`` right now."""
+    try:
+        handle = (index_dir / LOCK_NAME).open("rb")
+    except OSError:
+        return False
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+
+
+def writable(folder: Path) -> bool:
+    """Whether this process may create files in ``folder`` (false on a read-only mount)."""
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+def readonly_uri(path: Path) -> str:
+    """A SQLite URI that opens ``path`` for reading, even in a folder this process cannot
+    write: there SQLite could not create the ``-shm`` file a WAL database needs, so the
+    file is opened as immutable (nothing can change it while we read, as no one may write)."""
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    return uri if writable(path.parent) else f"{uri}&immutable=1"
+
+
+@contextlib.contextmanager
+def readonly_index_path(path: Path) -> Iterator[Path]:
+    """The folder tantivy should open to read the index in ``path``.
+
+    Tantivy takes a lock file even to read, so in a folder this process cannot write, the
+    index is opened through a scratch folder of symbolic links to its files (removed on
+    exit; tantivy has mapped the files by then). Elsewhere, ``path`` itself.
+    """
+    if writable(path):
+        yield path
+        return
+    try:
+        scratch = Path(tempfile.mkdtemp(prefix="gossamer-index-"))
+    except OSError as exc:
+        raise IndexingError(
+            f"cannot read the search index in {path}: the folder is read-only and no scratch"
+            f" folder could be made ({exc.strerror or exc})"
+        ) from exc
+    try:
+        for entry in path.iterdir():
+            if not entry.name.endswith(".lock"):
+                (scratch / entry.name).symlink_to(entry.resolve())
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,198 @@
+"""The plan of a crawl: its settings and seeds, checked against what its folder already holds.
+
+Data flow: command line -> **plan** -> engine. A crawl folder belongs to one crawl: the
+settings and seeds it started with are in its ``crawl.json``. Running the same command again
+continues that crawl; a command with other seeds or other settings is refused with one line
+naming the difference, instead of silently merging two crawls into one folder. Resuming
+(``--resume DIR``, or ``--out DIR`` without a seeds file) takes the stored settings; of the
+flags given, only a longer time limit and a larger page target may change them (and display
+settings, which are not part of the crawl), and ``crawl.json`` then records what applies.
+
+Everything is checked here, before anything is written: a bad flag, seeds file or
+``--resolve`` entry leaves no ``crawl.json`` behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gossamer.config import CrawlConfig, Requested, config_to_json, requested, settle
+from gossamer.config_check import check_config, check_room
+from gossamer.engine.recover import SAVED_CONFIG, load_saved
+from gossamer.errors import ConfigError
+from gossamer.seeds import Seed, SeedList, read_seeds
+
+__all__ = ["CrawlPlan", "plan_crawl"]
+
+# Settings that change how a crawl is shown, not what it fetches.
+_DISPLAY = frozenset({"progress", "report_interval"})
+# Settings a resumed crawl may raise: it then simply goes on for longer.
+_MAY_GROW = frozenset({"max_pages", "time_limit"})
+_SHOWN_DIFFERENCES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlPlan:
+    config: CrawlConfig
+    seeds: SeedList
+    resuming: bool  # the folder already holds this crawl
+    save: bool  # crawl.json must be written (a new crawl, or a resumed one with a new limit)
+
+
+@dataclass(frozen=True, slots=True)
+class _Saved:
+    config: CrawlConfig
+    seeds: list[tuple[str, ...]]
+    label: str  # "DIR/crawl.json: ", for messages
+
+
+def _saved(folder: Path) -> _Saved | None:
+    found = load_saved(folder) if (folder / SAVED_CONFIG).exists() else None
+    if found is None:
+        return None
+    label = f"{folder / SAVED_CONFIG}: "
+    config = check_config(found[0], lambda name: label + name)
+    seeds = found[1]
+    if not all(urls and all(isinstance(url, str) for url in urls) for urls in seeds):
+        raise ConfigError(f"{label}the seeds are not lists of URLs")
+    return _Saved(config, seeds, label)
+
+
+def _flat(config: CrawlConfig) -> dict[str, Any]:
+    data = config_to_json(config)
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            flat.update({f"{key}.{name}": item for name, item in value.items()})
+        elif key not in {"seeds", "out"}:
+            flat[key] = value
+    return flat
+
+
+def _show(value: Any, name: str) -> str:
+    if value is None:
+        return "no limit" if name in _MAY_GROW else "none"
+    if isinstance(value, list | tuple):
+        return ",".join(map(str, value)) or "none"
+    return f"{value:g}s" if isinstance(value, float) else repr(value)
+
+
+def _changes(
+    old: CrawlConfig, new: CrawlConfig, wanted: Requested, flags: dict[str, str]
+) -> list[str]:
+    """The settings ``new`` changes and a resumed crawl may not, described for a message."""
+    before, after = _flat(old), _flat(new)
+    found: list[str] = []
+    for name, value in after.items():
+        was = before.get(name)
+        if name in _DISPLAY or value == was:
+            continue
+        if name in _MAY_GROW and value is not None and was is not None and value > was:
+            continue
+        label = wanted.labels.get(name) or flags.get(name, name)
+        found.append(f"{label} ({_show(was, name)} there, {_show(value, name)} here)")
+    return found
+
+
+def _listed(changes: list[str]) -> str:
+    more = len(changes) - _SHOWN_DIFFERENCES
+    return "; ".join(changes[:_SHOWN_DIFFERENCES]) + (f"; and {more} more" if more > 0 else "")
+
+
+def _seed_urls(seeds: SeedList) -> list[tuple[str, ...]]:
+    return [seed.urls for seed in seeds.seeds]
+
+
+def _refuse_other_crawl(folder: Path, changes: list[str], other_seeds: bool) -> None:
+    what = " and ".join(
+        part
+        for part, present in (("other seeds", other_seeds), ("other settings", bool(changes)))
+        if present
+    )
+    detail = f": {_listed(changes)}" if changes else ""
+    raise ConfigError(
+        f"{folder} holds a crawl started with {what}{detail}; continue it as it was with"
+        f" 'gossamer crawl --resume {folder}', or start this one in a new --out folder"
+    )
+
+
+def _refuse_resume(folder: Path, changes: list[str], other_seeds: bool) -> None:
+    if other_seeds:
+        raise ConfigError(
+            f"the crawl in {folder} was started from other seeds; resume it without a seeds"
+            " file, or start a new crawl in a new --out folder"
+        )
+    raise ConfigError(
+        f"cannot change the settings of the crawl in {folder} when resuming: {_listed(changes)};"
+        " only a longer --time and a larger --max-pages may change. Resume without the other"
+        " settings, or start a new crawl in a new --out folder"
+    )
+
+
+def _new_crawl(seeds_file: Path | None, folder: Path, wanted: Requested) -> CrawlPlan:
+    if seeds_file is None:
+        raise ConfigError("a seeds file is needed to start a new crawl")
+    config = settle(CrawlConfig(seeds=seeds_file, out=folder), wanted)
+    seeds = read_seeds(config.seeds, max_url_length=config.scope.max_url_length)
+    return CrawlPlan(config, seeds, resuming=False, save=True)
+
+
+def plan_crawl(
+    seeds_file: Path | None,
+    folder: Path,
+    *,
+    resume: bool,
+    config_file: Path | None,
+    overrides: dict[str, Any],
+    flags: dict[str, str],
+) -> CrawlPlan:
+    """Check a ``gossamer crawl`` command line against the folder it names; see the module."""
+    saved = _saved(folder)
+    if resume and saved is None:
+        raise ConfigError(f"nothing to resume: {folder} holds no Gossamer crawl")
+    wanted = requested(config_file, overrides, flags)
+    if saved is None:
+        plan = _new_crawl(seeds_file, folder, wanted)
+    else:
+        plan = _continue(saved, seeds_file, wanted, flags, resume=resume)
+    explicit = "concurrency" in wanted.labels
+    check_room(plan.config.concurrency if explicit else None, wanted.labels.get("concurrency", ""))
+    return plan
+
+
+def _continue(
+    saved: _Saved,
+    seeds_file: Path | None,
+    wanted: Requested,
+    flags: dict[str, str],
+    *,
+    resume: bool,
+) -> CrawlPlan:
+    # Resuming keeps what is stored and applies only what this command line names; running
+    # the starting command again names everything, defaults included.
+    resuming = resume or seeds_file is None
+    folder = saved.config.out
+    if resuming:
+        config = settle(saved.config, wanted, base_label=saved.label)
+    else:
+        assert seeds_file is not None
+        config = settle(CrawlConfig(seeds=seeds_file, out=folder), wanted)
+    config = dataclasses.replace(config, progress=wanted.values.get("progress", True))
+    other_seeds = False
+    if seeds_file is not None:
+        given = read_seeds(seeds_file, max_url_length=config.scope.max_url_length)
+        other_seeds = _seed_urls(given) != saved.seeds
+    changes = _changes(saved.config, config, wanted, flags)
+    if other_seeds or changes:
+        refuse = _refuse_resume if resuming else _refuse_other_crawl
+        refuse(folder, changes, other_seeds)
+    config = dataclasses.replace(config, seeds=saved.config.seeds)
+    seeds = SeedList(
+        seeds=tuple(Seed(urls=urls, line=0, text=urls[0]) for urls in saved.seeds),
+        problems=(),
+    )
+    save = _flat(config) != _flat(dataclasses.replace(saved.config, progress=config.progress))
+    return CrawlPlan(config, seeds, resuming=True, save=save)
