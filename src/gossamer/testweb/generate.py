@@ -119,7 +119,7 @@ class _Builder:
     def _assign_roles(self) -> list[HostInfo]:
         spec, rng = self.spec, self.rng
         roles = [Role.TRAP, Role.ROBOTS_ERROR] if spec.special_hosts else []
-        if spec.aliases and not spec.special_hosts:
+        if (spec.aliases or spec.robots_error_host) and not spec.special_hosts:
             roles.append(Role.ROBOTS_ERROR)  # a 5xx robots.txt is part of the multi-origin case
         if spec.crawl_delay_hosts:
             roles += [Role.CRAWL_DELAY] * min(3, max(1, spec.hosts // 10))

@@ -107,6 +107,8 @@ class WebSpec:
     # One normal host, with a Crawl-delay, whose pages link to it over the main http port, a
     # second http port and https; also guarantees a host whose robots.txt answers 5xx.
     aliases: bool = False
+    # A host whose robots.txt answers 5xx even without the other special hosts (benchmarks).
+    robots_error_host: bool = False
 
     def validate(self) -> None:
         """Raise ``ValueError`` for a spec no web can satisfy."""
