@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gossamer.index import DocRow
+from gossamer.index.access import readonly_uri
 from gossamer.rank import host_name
 from gossamer.search.engine import SearchEngine
 from gossamer.search.errors import SearchError
@@ -66,7 +67,7 @@ class CrawlRecords:
         if not crawl_db.is_file():
             raise SearchError(f"{crawl_db.parent} has no crawl.db")
         try:
-            uri = f"{crawl_db.resolve().as_uri()}?mode=ro"
+            uri = readonly_uri(crawl_db)  # works in a read-only folder too
             self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         except sqlite3.Error as exc:
             raise SearchError(f"cannot open {crawl_db}: {exc}") from exc

@@ -34,6 +34,9 @@ async def main() -> None:
     async with TestClient(TestServer(make_app(Path(sys.argv[1])), host="127.0.0.1")) as client:
         response = await client.get("/search", params={"q": "write ahead"})
         print(response.status, "Write-ahead logging" in await response.text())
+        for path in ("/info", "/cached"):
+            response = await client.get(path, params={"url": "http://a.test/", "q": "wal"})
+            print(response.status)
 
 asyncio.run(main())
 """
@@ -99,4 +102,5 @@ def test_the_web_ui_on_a_readonly_folder(readonly_runner: tuple[Path, Runner]) -
     folder, runner = readonly_runner
     result = runner(sys.executable, "-c", SERVE_ONE_PAGE, str(folder))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["200", "True"]
+    # Search, page info and the cached copy all read crawl.db and the WARC files read-only.
+    assert result.stdout.split() == ["200", "True", "200", "200"]
