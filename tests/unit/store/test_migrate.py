@@ -1,0 +1,54 @@
+"""crawl.db written by an earlier Gossamer is upgraded in place when opened."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from gossamer.store.metadata import SCHEMA_VERSION, MetadataDB
+
+
+def _version_one(path: Path) -> None:
+    """A database as schema 1 left it: origins in the host columns, no robots table."""
+    MetadataDB(path).close()
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("DROP TABLE robots")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+        conn.executemany(
+            "INSERT INTO urls (url, host, depth, discovered_at, spilled) VALUES (?, ?, 0, 1.0, 1)",
+            [
+                ("https://a.test:8443/x", "https://a.test:8443"),
+                ("http://a.test/y", "http://a.test"),
+                ("http://[::1]:8080/z", "http://[::1]:8080"),
+            ],
+        )
+        conn.execute(
+            "INSERT INTO pages (url, url_id, status, host) VALUES ('http://a.test/', 'i', 200,"
+            " 'http://a.test')"
+        )
+    conn.close()
+
+
+def test_schema_one_is_upgraded_to_host_names_and_a_robots_table(tmp_path: Path) -> None:
+    path = tmp_path / "crawl.db"
+    _version_one(path)
+    with MetadataDB(path) as db:
+        assert db.get_meta("schema_version") == str(SCHEMA_VERSION)
+        assert db.backlog_counts() == {"a.test": 2, "[::1]": 1}
+        assert list(db.robots_answers()) == []
+        db.add_robots("http://a.test", 200, b"User-agent: *\n", 5.0)
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT host FROM pages").fetchall() == [("a.test",)]
+        assert conn.execute("SELECT count(*) FROM robots").fetchone() == (1,)
+    finally:
+        conn.close()
+
+
+def test_an_upgraded_database_opens_again_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "crawl.db"
+    _version_one(path)
+    MetadataDB(path).close()
+    with MetadataDB(path) as db:
+        assert db.backlog_counts() == {"a.test": 2, "[::1]": 1}
