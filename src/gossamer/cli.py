@@ -297,10 +297,8 @@ def run_testweb(args: argparse.Namespace) -> int:
 
 
 def run_recover(folder: Path) -> int:
-    result = recover(folder)
-    if result.moved_aside is not None:
-        print(f"old database moved to {result.moved_aside}")
-    print(f"recovered {result.records} records, {result.pages} pages, into {folder / 'crawl.db'}")
+    for line in recover(folder).lines(folder):
+        print(line)
     return 0
 
 

@@ -134,7 +134,7 @@ class Crawler:
         resuming = holds_crawl(out, db)
         part = self._part
         if part is None and resuming:
-            repair_tails(out)
+            repair_tails(out, db)
         prefix = "gossamer" if part is None else f"gossamer-w{part.index}"
         warc = WarcStore(out / "warc", prefix=prefix, max_file_bytes=config.warc_max_bytes)
         cdxj = CdxjWriter(out / ("index.cdxj" if part is None else f"index-w{part.index}.cdxj"))

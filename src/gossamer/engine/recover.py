@@ -1,25 +1,40 @@
 """``gossamer recover DIR``: rebuild the database, the CDXJ index and the reports from WARC.
 
-For when ``crawl.db`` is lost or damaged (seed 000's "merger"). The old database, if any, is
-moved aside, never deleted. Every response record is replayed, in file order, through the
-same recording code a live crawl uses; the metadata records Gossamer writes beside each
-response give back the depth, referrer and fetch time. The result can be resumed.
+For when ``crawl.db`` is lost or damaged (seed 000's "merger"). A missing, corrupt or
+incompatible database is moved aside, never deleted, and rebuilt: every response record is
+replayed through the same recording code a live crawl uses (see ``replay``); the metadata
+records Gossamer writes beside each response give back the depth, referrer and fetch time. A
+healthy database is kept, brought level with the WARC files, and its saved statistics (duration,
+robots.txt status, refusals) carried over. The index is rebuilt from every record either way.
+Damaged WARC data is reported and skipped, foreign WARC files are left alone. The result can
+be resumed.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gossamer.config import CrawlConfig, config_from_json, config_to_json
 from gossamer.engine.pipeline import Pipeline, build_frontier
-from gossamer.engine.resume import CrawlLock, rebuild_stats, replay, save_snapshot
+from gossamer.engine.replay import DamageReport, Reconciliation, reconcile
+from gossamer.engine.resume import (
+    CrawlLock,
+    load_snapshot,
+    rebuild_stats,
+    repair_tails,
+    save_snapshot,
+)
 from gossamer.errors import ConfigError, StoreError
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, write_reports
+from gossamer.store.warcscan import CRAWL_NAME, Cut
+from gossamer.urls import host_of
 
 log = logging.getLogger(__name__)
 
@@ -28,9 +43,34 @@ SAVED_CONFIG = "crawl.json"
 
 @dataclass(frozen=True, slots=True)
 class Recovery:
-    records: int
+    records: int  # response records read from the crawl's own WARC files
     pages: int
-    moved_aside: Path | None
+    moved_aside: Path | None  # where a missing/corrupt/incompatible crawl.db went, if any
+    why_moved: str = ""  # why the old database could not be kept
+    cuts: tuple[Cut, ...] = ()  # torn tails cut off (each kept in a .torn file)
+    damage: tuple[DamageReport, ...] = ()  # stretches of WARC skipped and left in place
+    foreign: tuple[str, ...] = ()  # WARC files not written by this crawl, left alone
+    unreadable: tuple[str, ...] = ()  # WARC files that could not be read
+    requeued: int = 0  # URLs whose record is gone, queued to be fetched again
+
+    def lines(self, folder: Path) -> list[str]:
+        """What ``gossamer recover`` prints."""
+        out = []
+        if self.moved_aside is not None:
+            out.append(f"old database ({self.why_moved}) moved to {self.moved_aside}")
+        out.extend(
+            f"cut a torn record off {c.path.name} (kept in {c.saved.name})" for c in self.cuts
+        )
+        out.extend(f"damaged: {d.describe()}" for d in self.damage)
+        out.extend(f"cannot read {name}: skipped" for name in self.unreadable)
+        if self.foreign:
+            out.append(f"not written by this crawl, left unchanged: {', '.join(self.foreign)}")
+        if self.requeued:
+            out.append(f"{self.requeued} URL(s) whose record is gone are queued again")
+        out.append(
+            f"recovered {self.records} records, {self.pages} pages, into {folder / 'crawl.db'}"
+        )
+        return out
 
 
 def load_saved(folder: Path) -> tuple[CrawlConfig, list[tuple[str, ...]]] | None:
@@ -54,6 +94,27 @@ def save_config(folder: Path, config: CrawlConfig, seeds: list[tuple[str, ...]])
         raise StoreError(f"cannot write {folder / SAVED_CONFIG}: {exc.strerror}") from exc
 
 
+def _health(database: Path) -> str:
+    """Why ``crawl.db`` cannot be kept ("" if it can): missing, corrupt or incompatible."""
+    if not database.exists():
+        return "missing"
+    try:
+        conn = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            (verdict,) = conn.execute("PRAGMA quick_check").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return f"unreadable: {exc}"
+    if verdict != "ok":
+        return f"corrupt: {verdict}"
+    try:
+        MetadataDB(database).close()  # schema and version, upgraded if it is an older one
+    except StoreError as exc:
+        return str(exc)
+    return ""
+
+
 def _move_aside(folder: Path) -> Path | None:
     database = folder / "crawl.db"
     if not database.exists():
@@ -71,32 +132,79 @@ def _move_aside(folder: Path) -> Path | None:
 
 
 def recover(folder: Path) -> Recovery:
+    """Rebuild ``crawl.db`` (only if it is missing, corrupt or incompatible: a healthy one is
+    kept and brought level with the WARC files), ``index.cdxj`` and the reports."""
     warcs = folder / "warc"
-    if not any(warcs.glob("*.warc.gz")):
-        raise StoreError(f"no WARC files in {warcs}: nothing to recover from")
+    if not any(CRAWL_NAME.match(path.name) for path in warcs.glob("*.warc.gz")):
+        raise StoreError(f"no WARC files written by Gossamer in {warcs}: nothing to recover from")
     saved = load_saved(folder)
     config = saved[0] if saved else CrawlConfig(seeds=Path(), out=folder)
     seeds = saved[1] if saved else []
     with CrawlLock(folder):
-        moved = _move_aside(folder)
-        index = folder / "index.cdxj"
-        if index.exists():
-            index.unlink()
+        why = _health(folder / "crawl.db")
+        moved = _move_aside(folder) if why else None
+        if why:
+            log.warning("crawl.db %s: rebuilding it from the WARC files", why)
         db = MetadataDB(folder / "crawl.db")
         try:
-            stats = CrawlStats(concurrency=config.concurrency)
-            # Replay only deduplicates; nothing is fetched, so nothing needs to spill.
-            frontier = build_frontier(config.politeness, stats, window=1 << 30)
-            cdxj = CdxjWriter(index)
-            pipeline = Pipeline(config, frontier=frontier, stats=stats, warc=None, cdxj=cdxj, db=db)
-            for urls in seeds:
-                pipeline.admit(urls[0], 0, None, fallbacks=urls[1:])
-            records = replay(warcs, db, pipeline, cdxj)
-            cdxj.close()
-            db.prepare_resume()
-            rebuilt = rebuild_stats(db, None, config.concurrency)
-            write_reports(folder, rebuilt, db)
-            save_snapshot(db, rebuilt)
+            snapshot = None if why else load_snapshot(db)
+            cuts = repair_tails(folder, db)
+            outcome, pages = _rebuild(folder, config, seeds, db, snapshot)
         finally:
             db.close()
-    return Recovery(records=records, pages=rebuilt.pages, moved_aside=moved)
+    return Recovery(
+        records=outcome.records,
+        pages=pages,
+        moved_aside=moved,
+        why_moved=why,
+        cuts=tuple(cuts),
+        damage=tuple(outcome.damage),
+        foreign=tuple(outcome.foreign),
+        unreadable=tuple(outcome.unreadable),
+        requeued=len(outcome.requeued),
+    )
+
+
+def _rebuild(
+    folder: Path,
+    config: CrawlConfig,
+    seeds: list[tuple[str, ...]],
+    db: MetadataDB,
+    snapshot: dict[str, Any] | None,
+) -> tuple[Reconciliation, int]:
+    """Replay the WARC files into ``db``, rebuild the index, recount and write the reports."""
+    stats = CrawlStats(concurrency=config.concurrency)
+    # Replay only deduplicates; nothing is fetched, so nothing needs to spill.
+    frontier = build_frontier(config.politeness, stats, window=1 << 30)
+    frontier.restore(db.queued_urls(), {})
+    fresh = folder / ".index.cdxj.rebuild"
+    fresh.unlink(missing_ok=True)
+    cdxj = CdxjWriter(fresh)
+    pipeline = Pipeline(config, frontier=frontier, stats=stats, warc=None, cdxj=cdxj, db=db)
+    for urls in seeds:
+        pipeline.admit(urls[0], 0, None, fallbacks=urls[1:])
+    outcome = reconcile(folder / "warc", db, pipeline, cdxj, reindex=True)
+    cdxj.close()
+    fresh.replace(folder / "index.cdxj")
+    db.prepare_resume()
+    rebuilt = rebuild_stats(db, snapshot, config.concurrency)
+    if snapshot is None:
+        # No saved duration: the crawl lasted at least from its first record to its last.
+        rebuilt.elapsed_before = outcome.span
+    _robots_status(db, pipeline, stats, rebuilt)
+    rebuilt.started = time.time()  # the duration is what was carried over, nothing more
+    write_reports(folder, rebuilt, db, now=rebuilt.started)
+    save_snapshot(db, rebuilt)
+    return outcome, rebuilt.pages
+
+
+def _robots_status(
+    db: MetadataDB, pipeline: Pipeline, replayed: CrawlStats, rebuilt: CrawlStats
+) -> None:
+    """Robots.txt status of the hosts the snapshot says nothing about, from the answers kept
+    in crawl.db (an unavailable robots.txt is not kept, so its host stays "unknown")."""
+    for origin, status, body, _ in db.robots_answers():
+        host = host_of(origin)
+        if rebuilt.host(host).robots_status == "unknown":
+            pipeline.robots_answer(status, body, host)
+            rebuilt.host(host).robots_status = replayed.host(host).robots_status

@@ -2,43 +2,37 @@
 
 The WARC files are the source of truth. Each response is written to them (and handed to the
 OS) before its row reaches ``crawl.db``, whose writes are batched; so after ``kill -9`` the
-database may lack the last few hundred exchanges, and the last WARC record may be torn. On
-resume the torn tail is cut off, and every response record that the database does not know is
-replayed through the pipeline's recording half (row, statistics, links, redirect targets)
-without fetching anything. ``gossamer recover`` is the same replay into an empty database.
+database may lack the last few hundred exchanges, and the last record of the newest WARC file
+of each writer may be torn. On resume that torn tail, and only that, is cut off (a copy is kept
+beside the file); then ``gossamer.engine.replay`` brings the database level with the WARC
+files without fetching anything. ``gossamer recover`` does the same, into a fresh database
+when the old one is missing, corrupt or incompatible.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import logging
 import os
-from collections.abc import Callable, Iterator
-from dataclasses import replace
-from datetime import datetime
+import sqlite3
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import IO, Any
 
-from warcio.archiveiterator import ArchiveIterator
-from warcio.recordloader import ArcWarcRecord
-
 from gossamer.config import CrawlConfig
-from gossamer.engine.pipeline import Pipeline, build_frontier, origin_of
+from gossamer.engine.pipeline import Pipeline, build_frontier
+from gossamer.engine.replay import reconcile
 from gossamer.errors import StoreError
-from gossamer.fetch import FetchResult
-from gossamer.fetch.decode import DecodeError, decode_body
-from gossamer.frontier import Job
 from gossamer.stats import CrawlStats
-from gossamer.store import CdxjWriter, MetadataDB, WarcLocation
+from gossamer.store import CdxjWriter, MetadataDB
 from gossamer.store.cdxj import repair_cdxj
-from gossamer.store.warc import repair_tail
+from gossamer.store.warcscan import CRAWL_NAME, Cut, crawl_files, repair_tail
 
 log = logging.getLogger(__name__)
 
 LOCK_NAME = ".gossamer.lock"
-_DECODE_LIMIT = 20_000_000
+_UNRECORDED_ERRORS = frozenset({"bad_redirect", "redirect_chain"})
 
 
 class CrawlLock:
@@ -81,148 +75,76 @@ def holds_crawl(out: Path, db: MetadataDB) -> bool:
     """Whether the folder already holds a crawl to resume.
 
     A crash can leave WARC records behind before the first database batch is written, so the
-    WARC files count as much as the database rows.
+    crawl's own WARC files count as much as the database rows (foreign ones do not).
     """
-    return db.discovered_count() > 0 or db.page_count() > 0 or any((out / "warc").glob("*.warc.gz"))
+    if db.discovered_count() > 0 or db.page_count() > 0:
+        return True
+    return any(CRAWL_NAME.match(path.name) for path in (out / "warc").glob("*.warc.gz"))
 
 
-def repair_tails(out: Path) -> None:
-    """Cut what a crash may have torn: the newest WARC file of each writer, the CDXJ files."""
-    repair_last_warc(out / "warc")
+def repair_tails(out: Path, db: MetadataDB | None = None) -> list[Cut]:
+    """Cut what a kill may have torn: the last record of the newest own WARC file of each
+    writer (kept in a ``.torn`` file beside it) and the last line of each CDXJ file.
+
+    ``db`` says which WARC files the crawl wrote; without it ``crawl.db`` is read directly.
+    """
+    recorded = db.recorded_files() if db is not None else _recorded_files(out / "crawl.db")
+    cuts = repair_last_warc(out / "warc", recorded)
     for index in sorted(out.glob("index*.cdxj")):
         repair_cdxj(index)
+    return cuts
 
 
-def repair_last_warc(folder: Path) -> int:
-    """Cut a torn record off the newest WARC file of each writer (only those can be torn)."""
-    newest: dict[str, Path] = {}
-    for path in sorted(folder.glob("*.warc.gz")):
-        # gossamer-20261122010203-00007.warc.gz -> writer prefix "gossamer"
-        newest[path.name.rsplit("-", 2)[0]] = path
-    removed = 0
-    for path in newest.values():
-        cut = repair_tail(path)
-        if cut:
-            log.warning("cut a torn record of %d bytes off %s", cut, path.name)
-        removed += cut
-    return removed
+def repair_last_warc(folder: Path, recorded: Collection[str]) -> list[Cut]:
+    """Cut a torn tail off the newest own WARC file of each writer (only those can be torn).
+
+    Damage anywhere else is not cut: the replay reports it and skips it.
+    """
+    cuts: list[Cut] = []
+    for path in crawl_files(folder, recorded).newest:
+        try:
+            cut = repair_tail(path)
+        except OSError as exc:
+            log.warning("cannot repair WARC file %s: %s", path.name, exc.strerror or exc)
+            continue
+        if cut is not None:
+            log.warning(
+                "cut a torn record of %d bytes at offset %d off %s (kept in %s)",
+                cut.size,
+                cut.offset,
+                path.name,
+                cut.saved.name,
+            )
+            cuts.append(cut)
+    return cuts
 
 
-def replay(folder: Path, db: MetadataDB, pipeline: Pipeline, cdxj: CdxjWriter) -> int:
-    """Feed every response record whose offset ``crawl.db`` lacks through ``pipeline``."""
-    count = 0
-    for path in sorted(folder.glob("*.warc.gz")):
-        known = db.recorded_offsets(path.name)
-        for job, result, location in _exchanges(path):
-            if location.offset in known:
-                continue
-            cdxj.add(result, location)
-            # The URL's own "discovered" row may have been lost with the last batch.
-            db.add_discovered([(job.url, job.host, job.depth, job.referrer)])
-            if job.robots:
-                pipeline.record_robots(job, result, location)
-            else:
-                pipeline.record_page(job, result, location)
-            count += 1
-    return count
+def _recorded_files(database: Path) -> set[str]:
+    """The WARC files ``crawl.db``'s rows point into, read without writing anything."""
+    if not database.exists():
+        return set()
+    try:
+        conn = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            rows = conn.execute("SELECT DISTINCT warc_file FROM pages WHERE warc_file IS NOT NULL")
+            return {str(name) for (name,) in rows}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return set()  # a damaged database is refused when it is opened, with the reason
 
 
 def catch_up(config: CrawlConfig, db: MetadataDB, cdxj: CdxjWriter) -> int:
-    """Replay the WARC records the database lacks; returns how many were replayed."""
+    """Bring the database level with the WARC files; returns how many records were replayed.
+
+    See ``gossamer.engine.replay``: missing rows are replayed, rows of records that are gone
+    are removed and their URLs queued again, and damage and foreign files are reported.
+    """
     # Replay needs only the seen-set for deduplication; its frontier is thrown away.
     scratch = build_frontier(config.politeness, CrawlStats(), window=1 << 30)
     scratch.restore(db.queued_urls(), {})
     replayer = Pipeline(config, frontier=scratch, stats=CrawlStats(), warc=None, cdxj=cdxj, db=db)
-    return replay(config.out / "warc", db, replayer, cdxj)
-
-
-def _exchanges(path: Path) -> Iterator[tuple[Job, FetchResult, WarcLocation]]:
-    """(job, result, location) per response record, with its metadata record's fields."""
-    pending: tuple[str, FetchResult, WarcLocation] | None = None
-    with path.open("rb") as stream:
-        records = ArchiveIterator(stream)
-        for record in records:
-            kind = record.rec_type
-            if kind == "response":
-                body = record.raw_stream.read()
-                location = WarcLocation(
-                    path.name, records.get_record_offset(), records.get_record_length()
-                )
-                if pending is not None:
-                    yield _job(pending[1], {}), pending[1], pending[2]
-                record_id = record.rec_headers.get_header("WARC-Record-ID") or ""
-                pending = (record_id, _result(record, body), location)
-            elif kind == "metadata" and pending is not None:
-                fields = _fields(record.content_stream().read())
-                if record.rec_headers.get_header("WARC-Concurrent-To") == pending[0]:
-                    millis = fields.get("fetchTimeMs", "")
-                    result = pending[1]
-                    if millis.isdigit():
-                        result = replace(result, elapsed=int(millis) / 1000)
-                    yield _job(result, fields), result, pending[2]
-                    pending = None
-            else:
-                record.raw_stream.read()
-    if pending is not None:
-        yield _job(pending[1], {}), pending[1], pending[2]
-
-
-def _fields(data: bytes) -> dict[str, str]:
-    fields: dict[str, str] = {}
-    for line in data.decode("utf-8", "replace").splitlines():
-        key, sep, value = line.partition(":")
-        if sep:
-            fields[key.strip()] = value.strip()
-    return fields
-
-
-def _job(result: FetchResult, fields: dict[str, str]) -> Job:
-    depth = fields.get("gossamer-depth", "0")
-    return Job(
-        url=result.url,
-        host=fields.get("gossamer-host") or origin_of(result.url),
-        depth=int(depth) if depth.isdigit() else 0,
-        referrer=fields.get("via") or None,
-        robots=fields.get("gossamer-purpose") == "robots",
-    )
-
-
-def _result(record: ArcWarcRecord, body: bytes) -> FetchResult:
-    headers = record.http_headers
-    url = record.rec_headers.get_header("WARC-Target-URI") or ""
-    status_line = headers.statusline or "0"
-    code, _, reason = status_line.partition(" ")
-    response_headers = tuple((k, v) for k, v in headers.headers)
-    content_type = headers.get_header("Content-Type") or ""
-    error = ""
-    content = b""
-    truncated = bool(record.rec_headers.get_header("WARC-Truncated"))
-    try:
-        content = decode_body(body, headers.get_header("Content-Encoding"), _DECODE_LIMIT)
-    except DecodeError as exc:
-        error = exc.kind
-    if truncated and not url.endswith("/robots.txt"):
-        error = "too_large"
-    return FetchResult(
-        url=url,
-        status=int(code) if code.isdigit() else 0,
-        reason=reason,
-        response_headers=response_headers,
-        body=body,
-        content=content,
-        content_type=content_type,
-        started_at=_warc_time(record.rec_headers.get_header("WARC-Date") or ""),
-        elapsed=0.0,
-        remote_ip=record.rec_headers.get_header("WARC-IP-Address") or "",
-        error=error,
-        truncated=truncated,
-    )
-
-
-def _warc_time(value: str) -> float:
-    with contextlib.suppress(ValueError):
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    return 0.0
+    return reconcile(config.out / "warc", db, replayer, cdxj).replayed
 
 
 def rebuild_stats(
@@ -264,14 +186,43 @@ def rebuild_stats(
             stats.hourly[int(max(0.0, (fetched_at or created) - created) // 3600)] += 1
     stats.discovered = db.discovered_count()
     if saved:
-        stats.skipped_robots = int(saved.get("skipped_robots", 0))
-        stats.skipped_other = int(saved.get("skipped_other", 0))
-        stats.elapsed_before = float(saved.get("duration_seconds", 0.0))
+        _carry(stats, saved)
     return stats
 
 
+def _carry(stats: CrawlStats, saved: dict[str, Any]) -> None:
+    """Restore what the rows cannot give from a saved snapshot (see ``save_snapshot``)."""
+    stats.skipped_robots = int(saved.get("skipped_robots", 0))
+    stats.skipped_other = int(saved.get("skipped_other", 0))
+    stats.elapsed_before = float(saved.get("duration_seconds", 0.0))
+    errors = saved.get("errors")
+    for kind, count in (errors if isinstance(errors, dict) else {}).items():
+        # Scope refusals and bad redirects are counted when a URL is refused, not in a row.
+        if kind.startswith("trap_") or kind in _UNRECORDED_ERRORS:
+            stats.errors[kind] = int(count)
+    robots = saved.get("robots_status")
+    for host, status in (robots if isinstance(robots, dict) else {}).items():
+        stats.host(str(host)).robots_status = str(status)
+    sitemaps = saved.get("sitemaps")
+    for host, urls in (sitemaps if isinstance(sitemaps, dict) else {}).items():
+        stats.sitemaps.setdefault(str(host), [str(url) for url in urls])
+
+
+def carried_fields(stats: CrawlStats) -> dict[str, Any]:
+    """What a snapshot keeps beyond ``CrawlStats.snapshot()`` so that resume, recover and the
+    coordinator of a --workers crawl can report it again: robots.txt status and sitemaps."""
+    return {
+        "robots_status": {
+            host: entry.robots_status
+            for host, entry in stats.hosts.items()
+            if entry.robots_status != "unknown"
+        },
+        "sitemaps": dict(stats.sitemaps),
+    }
+
+
 def save_snapshot(db: MetadataDB, stats: CrawlStats) -> None:
-    db.set_meta("stats", json.dumps(stats.snapshot()))
+    db.set_meta("stats", json.dumps(stats.snapshot() | carried_fields(stats)))
 
 
 def load_snapshot(db: MetadataDB) -> dict[str, Any] | None:

@@ -6,6 +6,12 @@ repair, WARC replay, backlog), starts the workers, forwards URLs between them (s
 processed. Workers share ``crawl.db`` (SQLite serialises their batches) and write their own
 WARC files (``gossamer-wK-...``) and CDXJ lines; at the end the coordinator merges the index,
 recounts the statistics from the database and writes the reports.
+
+Each worker talks to the coordinator through a pipe of its own, and the coordinator waits on
+those pipes and on the workers' process sentinels together. A worker that dies (killed, or of a
+fault) is so noticed at once: the coordinator stops the others, brings crawl.db level with what
+every worker wrote to its WARC files, and ends with one error line; the folder then resumes
+like after any other stop.
 """
 
 from __future__ import annotations
@@ -16,19 +22,24 @@ import ctypes
 import ctypes.util
 import logging
 import multiprocessing
-import queue
+import multiprocessing.connection
+import pickle
 import signal
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from gossamer.config import CrawlConfig, config_from_json, config_to_json
 from gossamer.engine.crawler import Crawler
 from gossamer.engine.partition import Part
 from gossamer.engine.resume import (
     CrawlLock,
+    carried_fields,
     catch_up,
     holds_crawl,
     load_snapshot,
@@ -40,11 +51,12 @@ from gossamer.errors import GossamerError, SeedError, StoreError
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, write_reports
-from gossamer.store.cdxj import sort_cdxj
+from gossamer.store.cdxj import repair_cdxj, sort_cdxj
 
 log = logging.getLogger(__name__)
 
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+FAILED = "failed"  # the reason a worker gives when it dies of a fault that is not a store fault
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,27 +88,55 @@ def worker_main(  # noqa: PLR0917 - a process target takes its arguments positio
     seeds: SeedList,
     index: int,
     count: int,
-    up: multiprocessing.Queue[Any],
+    link: Connection,
     inbox: multiprocessing.Queue[Any],
+    log_level: int = logging.WARNING,
 ) -> None:
     """Entry point of one worker process."""
     _die_with_parent()
+    # A spawned process starts without the CLI's logging set-up: log at the coordinator's
+    # level, each line saying which worker (and process) it comes from.
+    logging.basicConfig(
+        level=log_level,
+        stream=sys.stderr,
+        format=f"%(asctime)s level=%(levelname)s logger=%(name)s worker={index}"
+        " pid=%(process)d %(message)s",
+    )
     # Ctrl-C reaches the whole process group; the coordinator decides what it means.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     config = config_from_json(config_data, Path(out))
     config = replace(config, max_pages=_share(config.max_pages, index, count), progress=False)
-    part = Part(index=index, count=count, up=up, inbox=inbox)
+    up = _Uplink(link)
+    # Part only ever calls put(): the uplink stands in for the queue it is typed with.
+    part = Part(index=index, count=count, up=cast("multiprocessing.Queue[Any]", up), inbox=inbox)
     error = ""
     snapshot: dict[str, object] = {}
     try:
         outcome = asyncio.run(Crawler(config, seeds, part=part).run())
-        snapshot = outcome.stats.snapshot()
+        snapshot = outcome.stats.snapshot() | carried_fields(outcome.stats)
         snapshot["reason"] = outcome.reason
     except SeedError:
         snapshot = {"reason": "no seeds"}
     except GossamerError as exc:
         error = str(exc)
+    except Exception as exc:  # a bug: reported in one line, and the crawl stops
+        log.debug("worker %d failed", index, exc_info=True)
+        snapshot = {"reason": FAILED}
+        error = f"worker {index} failed: {type(exc).__name__}: {exc}"
     up.put(("done", index, snapshot, error))
+    link.close()
+
+
+class _Uplink:
+    """A worker's channel to the coordinator: a pipe of its own. A worker killed in the middle
+    of a message damages only its own pipe, where a queue shared by all workers would be left
+    with its lock held, and every other writer blocked for ever."""
+
+    def __init__(self, link: Connection) -> None:
+        self._link = link
+
+    def put(self, message: tuple[Any, ...]) -> None:
+        self._link.send(message)
 
 
 def _prepare(config: CrawlConfig, db: MetadataDB) -> None:
@@ -104,17 +144,25 @@ def _prepare(config: CrawlConfig, db: MetadataDB) -> None:
     out = config.out
     if not holds_crawl(out, db):
         return
-    repair_tails(out)
+    replayed = _level(config, db)
+    log.warning("resuming crawl in %s with workers: %d records replayed", out, replayed)
+
+
+def _level(config: CrawlConfig, db: MetadataDB) -> int:
+    """Bring crawl.db level with the WARC files (after a kill, or a worker that died)."""
+    out = config.out
+    repair_tails(out, db)
     with contextlib.closing(CdxjWriter(out / "index.cdxj")) as cdxj:
         replayed = catch_up(config, db, cdxj)
     db.prepare_resume()
-    log.warning("resuming crawl in %s with workers: %d records replayed", out, replayed)
+    return replayed
 
 
 def _merge_indexes(out: Path) -> None:
     target = out / "index.cdxj"
     with target.open("a", encoding="utf-8") as merged:
         for part in sorted(out.glob("index-w*.cdxj")):
+            repair_cdxj(part)  # a worker that died may have left half a line
             merged.write(part.read_text(encoding="utf-8"))
             part.unlink()
     sort_cdxj(target)
@@ -130,20 +178,6 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
             saved = load_snapshot(db)
         finally:
             db.close()
-        context = multiprocessing.get_context("spawn")
-        up: multiprocessing.Queue[Any] = context.Queue()
-        inboxes: list[multiprocessing.Queue[Any]] = [context.Queue() for _ in range(count)]
-        data = config_to_json(config)
-        processes = [
-            context.Process(
-                target=worker_main,
-                args=(data, str(out), seeds, k, count, up, inboxes[k]),
-                name=f"gossamer-worker-{k}",
-            )
-            for k in range(count)
-        ]
-        for process in processes:
-            process.start()
 
         def report() -> None:
             # A crash of the coordinator still leaves reports at most one interval old.
@@ -151,30 +185,93 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
                 interim = rebuild_stats(live, saved, config.concurrency * count)
                 write_reports(out, interim, live)
 
-        reason, errors, snapshots = _coordinate(up, inboxes, count, config.report_interval, report)
-        for process in processes:
-            process.join()
-        db = MetadataDB(out / "crawl.db")
-        try:
-            _merge_indexes(out)
-            carried = {
-                "skipped_robots": sum(int(s.get("skipped_robots", 0)) for s in snapshots),
-                "skipped_other": sum(int(s.get("skipped_other", 0)) for s in snapshots),
-                "duration_seconds": float((saved or {}).get("duration_seconds", 0.0))
-                + time.time()
-                - started,
-            }
-            stats = rebuild_stats(db, carried, config.concurrency * count)
-            stats.started = time.time()
-            write_reports(out, stats, db)
-            save_snapshot(db, stats)
-        finally:
-            db.close()
-    if errors:
-        raise StoreError(errors[0])
+        coordinator = _run_processes(config, seeds, count, report)
+        stats = _finish(config, count, saved, coordinator, started)
+    if coordinator.errors:
+        if coordinator.failed:
+            raise GossamerError(
+                f"{coordinator.errors[0]}; the crawl stopped and everything written is kept:"
+                f" continue it with --resume {out}"
+            )
+        raise StoreError(coordinator.errors[0])
+    reason = coordinator.reason()
     if stats.responses == 0 and reason == "exhausted":
         raise SeedError(f"bad seed: none of the {len(seeds.seeds)} seeds could be fetched")
     return WorkersOutcome(stats, reason)
+
+
+def _run_processes(
+    config: CrawlConfig, seeds: SeedList, count: int, report: Callable[[], None]
+) -> _Coordinator:
+    """Start the workers, coordinate them until each is done or lost, and wait for them."""
+    context = multiprocessing.get_context("spawn")
+    links = [context.Pipe(duplex=False) for _ in range(count)]  # (coordinator's end, worker's)
+    inboxes: list[multiprocessing.Queue[Any]] = [context.Queue() for _ in range(count)]
+    data = config_to_json(config)
+    level = logging.getLogger().getEffectiveLevel()
+    processes = [
+        context.Process(
+            target=worker_main,
+            args=(data, str(config.out), seeds, k, count, links[k][1], inboxes[k], level),
+            name=f"gossamer-worker-{k}",
+        )
+        for k in range(count)
+    ]
+    for process in processes:
+        process.start()
+    for _, sending in links:
+        sending.close()  # each worker holds its own: the pipe ends when the worker does
+    coordinator = _Coordinator(inboxes)
+    try:
+        _coordinate(coordinator, [reading for reading, _ in links], processes, config, report)
+    except BaseException:
+        coordinator.stop_all("signal")
+        raise
+    finally:
+        for process in processes:
+            process.join()
+        for reading, _ in links:
+            reading.close()
+    return coordinator
+
+
+def _finish(
+    config: CrawlConfig,
+    count: int,
+    saved: dict[str, Any] | None,
+    coordinator: _Coordinator,
+    started: float,
+) -> CrawlStats:
+    """Merge the indexes, level the database if a worker died, recount, write the reports."""
+    out = config.out
+    snapshots = list(coordinator.done.values())
+    db = MetadataDB(out / "crawl.db")
+    try:
+        _merge_indexes(out)
+        if coordinator.failed:
+            # Its last batch of rows never reached crawl.db; its WARC records did.
+            _level(config, db)
+        robots: dict[str, str] = dict((saved or {}).get("robots_status", {}))
+        sitemaps: dict[str, list[str]] = dict((saved or {}).get("sitemaps", {}))
+        for snapshot in snapshots:
+            robots.update(snapshot.get("robots_status", {}))
+            sitemaps.update(snapshot.get("sitemaps", {}))
+        carried = {
+            "skipped_robots": sum(int(s.get("skipped_robots", 0)) for s in snapshots),
+            "skipped_other": sum(int(s.get("skipped_other", 0)) for s in snapshots),
+            "duration_seconds": float((saved or {}).get("duration_seconds", 0.0))
+            + time.time()
+            - started,
+            "robots_status": robots,
+            "sitemaps": sitemaps,
+        }
+        stats = rebuild_stats(db, carried, config.concurrency * count)
+        stats.started = time.time()
+        write_reports(out, stats, db)
+        save_snapshot(db, stats)
+    finally:
+        db.close()
+    return stats
 
 
 class _Coordinator:
@@ -188,6 +285,7 @@ class _Coordinator:
         self.done: dict[int, dict[str, Any]] = {}
         self.errors: list[str] = []
         self.stopping = ""
+        self.failed = False  # a worker died or failed: the crawl stops, resumable
 
     def stop_all(self, why: str) -> None:
         if self.stopping:
@@ -216,9 +314,22 @@ class _Coordinator:
             self.idle[k] = True
             if error:
                 self.errors.append(error)
-                self.stop_all("store error")
+                self.failed = self.failed or snapshot.get("reason") == FAILED
+                self.stop_all("worker failed" if self.failed else "store error")
         if not self.stopping and all(self.idle):
             self.stop_all("exhausted")
+
+    def lost(self, k: int, how: str) -> None:
+        """Worker ``k`` ended without saying "done": killed, or dead of a fault."""
+        if k in self.done:
+            return
+        self.done[k] = {}
+        self.idle[k] = True
+        self.failed = True
+        self.errors.append(f"worker {k} {how}")
+        # Nobody reads its inbox any more: never wait at exit for what is queued there.
+        self._inboxes[k].cancel_join_thread()
+        self.stop_all("worker failed")
 
     def reason(self) -> str:
         reasons = {str(s.get("reason", "")) for s in self.done.values()}
@@ -228,31 +339,60 @@ class _Coordinator:
 
 
 def _coordinate(
-    up: multiprocessing.Queue[Any],
-    inboxes: list[multiprocessing.Queue[Any]],
-    count: int,
-    report_interval: float,
+    coordinator: _Coordinator,
+    links: Sequence[Connection],
+    processes: Sequence[BaseProcess],
+    config: CrawlConfig,
     report: Callable[[], None],
-) -> tuple[str, list[str], list[dict[str, Any]]]:
-    """Run the coordinator until every worker is done; returns (reason, errors, snapshots)."""
-    coordinator = _Coordinator(inboxes)
+) -> None:
+    """Run the coordinator until every worker is done or lost.
+
+    It waits on every worker's pipe and process sentinel at once: a worker that ends without
+    saying "done" (killed, or dead of a fault) is noticed at once, never waited for.
+    """
     previous = {
         sig: signal.signal(sig, lambda *_: coordinator.stop_all("signal"))
         for sig in (signal.SIGINT, signal.SIGTERM)
     }
+    open_links = set(links)
+    sentinels = {process.sentinel: k for k, process in enumerate(processes)}
+    interval = config.report_interval
     last_report = time.monotonic()
     try:
-        while len(coordinator.done) < count:
-            if time.monotonic() - last_report >= report_interval:
+        while len(coordinator.done) < len(processes):
+            if time.monotonic() - last_report >= interval:
                 with contextlib.suppress(StoreError):
                     report()
                 last_report = time.monotonic()
-            try:
-                message = up.get(timeout=report_interval)
-            except queue.Empty:
-                continue
-            coordinator.handle(message)
+            # The timeout is the report timer; every other wake-up is a message or an exit.
+            ready = multiprocessing.connection.wait([*open_links, *sentinels], timeout=interval)
+            for link in ready:
+                if isinstance(link, Connection):
+                    _receive(coordinator, link, open_links)
+            for sentinel in ready:
+                if isinstance(sentinel, int) and sentinel in sentinels:
+                    k = sentinels.pop(sentinel)
+                    while links[k] in open_links and links[k].poll():
+                        _receive(coordinator, links[k], open_links)  # what it said before
+                    if k not in coordinator.done:
+                        processes[k].join()
+                        coordinator.lost(k, _how(processes[k].exitcode))
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    return coordinator.reason(), coordinator.errors, list(coordinator.done.values())
+
+
+def _receive(coordinator: _Coordinator, link: Connection, open_links: set[Connection]) -> None:
+    try:
+        message = link.recv()
+    except (EOFError, OSError, pickle.UnpicklingError):
+        open_links.discard(link)  # the worker has gone; its sentinel tells how
+        return
+    coordinator.handle(message)
+
+
+def _how(code: int | None) -> str:
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+    return f"ended without finishing (exit status {code})"

@@ -3,6 +3,8 @@
 Data flow: store -> **index** (and the web UI's cached copies). ``crawl.db`` says where each
 response record lives (file, offset, compressed length); since every record is its own gzip
 member, one seek and one read of ``length`` bytes give the whole record, which warcio parses.
+Those bytes must be exactly one complete gzip member holding one complete record; a missing
+file, a cut or damaged record is an ``IndexingError`` that callers report and skip.
 The body is archived as received, so its Content-Encoding is removed here with the same
 bomb-capped decoder the fetcher uses.
 """
@@ -21,6 +23,7 @@ from warcio.exceptions import ArchiveLoadFailed
 
 from gossamer.fetch.decode import DecodeError, decode_body
 from gossamer.index.errors import IndexingError
+from gossamer.store.warcscan import read_member
 
 __all__ = ["MAX_DECODED_BYTES", "ArchivedResponse", "WarcReader"]
 
@@ -109,8 +112,16 @@ class WarcReader:
 
 def _parse_record(member: bytes, where: str) -> ArchivedResponse:
     try:
-        record = next(iter(ArchiveIterator(io.BytesIO(member))), None)
-        if record is None or record.rec_type != "response" or record.http_headers is None:
+        data, warc_headers = read_member(member)
+    except ValueError as exc:
+        raise IndexingError(
+            f"corrupt WARC record at {where} (damaged, cut or gone): {exc}"
+        ) from exc
+    if warc_headers.get("warc-type") != "response":
+        raise IndexingError(f"no response record at {where}")
+    try:
+        record = next(iter(ArchiveIterator(io.BytesIO(data))), None)
+        if record is None or record.http_headers is None:
             raise IndexingError(f"no response record at {where}")
         body: bytes = record.raw_stream.read()
     except (ArchiveLoadFailed, OSError, ValueError, EOFError) as exc:

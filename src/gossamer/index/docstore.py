@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gossamer.index.access import readonly_uri
 from gossamer.index.errors import IndexingError
 from gossamer.index.simhash import MAX_DISTANCE, bands, hamming
 
@@ -133,7 +134,7 @@ class DocStore:
             raise IndexingError(f"no index at {path.parent}; run 'gossamer index' first")
         try:
             if readonly:
-                uri = f"{path.resolve().as_uri()}?mode=ro"
+                uri = readonly_uri(path)
                 self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 import tantivy
 
+from gossamer.index.access import IndexLock
 from gossamer.index.archive import WarcReader
 from gossamer.index.docstore import DocRow, DocStore, PendingPage
 from gossamer.index.errors import IndexingError
@@ -46,6 +47,9 @@ DOCSTORE_FILE = "docs.db"
 _CHUNK = 250  # pages per task sent to a worker process
 _WRITER_HEAP = 256 * 1024 * 1024
 _POOL_MIN_PAGES = 2000  # below this, starting worker processes costs more than it saves
+# The page's WARC record is missing or damaged: counted as skipped, but not marked as seen,
+# so it is read again once a resumed crawl has fetched it anew.
+UNREADABLE = "unreadable_record"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +64,7 @@ class ExtractedPage:
     lang: str
     fingerprint: int | None
     words: int
-    skip: str = ""  # "", "not_text", "noindex", "empty", "bad_encoding"
+    skip: str = ""  # "", "not_text", "noindex", "empty", "bad_encoding", UNREADABLE
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +111,11 @@ def _read_one(reader: WarcReader, page: PendingPage) -> ExtractedPage:
     host = _host(page.url)
     if kind_of(page.content_type) is None:
         return ExtractedPage(page, host, "", page.content_type or "", None, "", None, 0, "not_text")
-    response = reader.read(page.warc_file, page.warc_offset, page.warc_length)
+    try:
+        response = reader.read(page.warc_file, page.warc_offset, page.warc_length)
+    except IndexingError as exc:
+        log.warning("skipping %s: %s", page.url, exc)
+        return ExtractedPage(page, host, "", page.content_type or "", None, "", None, 0, UNREADABLE)
     mime = response.content_type or page.content_type or ""
     if response.decode_error:
         return ExtractedPage(page, host, response.date, mime, None, "", None, 0, "bad_encoding")
@@ -202,6 +210,9 @@ def _store(
     tally: _Tally,
 ) -> None:
     page = item.page
+    if item.skip == UNREADABLE:
+        tally.skipped[item.skip] += 1
+        return
     if page.old_num is not None:
         store.forget(page.old_num)
     if page.old_num is not None or recovering:
@@ -250,14 +261,16 @@ def build_index(
     crawl_db = crawl_dir / "crawl.db"
     if not crawl_db.is_file():
         raise IndexingError(f"{crawl_dir} has no crawl.db; is it a crawl folder?")
-    handle: IndexHandle = open_index(crawl_dir, create=True)
     tally = _Tally()
-    with DocStore(crawl_dir / INDEX_DIR / DOCSTORE_FILE) as store:
+    index_dir = crawl_dir / INDEX_DIR
+    # One run at a time: the lock is taken before anything under DIR/index is touched.
+    with IndexLock(crawl_dir, index_dir), DocStore(index_dir / DOCSTORE_FILE) as store:
+        handle: IndexHandle = open_index(crawl_dir, create=True)
         pending = store.pending(crawl_db)
         recovering = store.in_flight
         if recovering:
             log.warning("the last index run was interrupted; re-adding its documents safely")
-        writer = handle.index.writer(heap_size=_WRITER_HEAP)
+        writer = _writer(crawl_dir, handle)
         done = 0
         _begin(store)
         try:
@@ -288,6 +301,19 @@ def build_index(
         workers=workers if len(pending) >= _POOL_MIN_PAGES else 1,
         languages=dict(tally.languages),
     )
+
+
+def _writer(crawl_dir: Path, handle: IndexHandle) -> tantivy.IndexWriter:
+    try:
+        return handle.index.writer(heap_size=_WRITER_HEAP)
+    except ValueError as exc:
+        # Tantivy's own lock: held by a writer that does not take ours (an older version).
+        busy = "LockBusy" in str(exc)
+        raise IndexingError(
+            f"index of {crawl_dir} is being written by another process"
+            if busy
+            else f"cannot write the search index of {crawl_dir}: {exc}"
+        ) from exc
 
 
 def _begin(store: DocStore) -> None:

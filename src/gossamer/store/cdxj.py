@@ -16,7 +16,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +28,10 @@ from gossamer.errors import StoreError
 from gossamer.fetch.result import FetchResult
 from gossamer.store.warc import WarcLocation, payload_digest
 
-__all__ = ["CdxjWriter", "cdxj_line", "sort_cdxj"]
+__all__ = ["CdxjWriter", "Keep", "cdxj_line", "prune_cdxj", "sort_cdxj"]
+
+# Whether the line of the record at (WARC file name, offset, URL) stays in the index.
+Keep = Callable[[str, int, str], bool]
 
 _MIME_END = re.compile(r"[;\s]")  # a media type ends at its parameters or at a space
 _TAIL_BYTES = 1 << 16  # far longer than any index line
@@ -66,12 +69,15 @@ class CdxjWriter:
 
     def __init__(self, path: Path) -> None:
         self._path = path
+        self._out: TextIO | None = self._open()
+
+    def _open(self) -> TextIO:
         try:
             # Line-buffered: a line reaches the OS before its page's database row is even
             # queued, so after a crash every row in crawl.db has its index line.
-            self._out: TextIO | None = path.open("a", encoding="utf-8", newline="\n", buffering=1)
+            return self._path.open("a", encoding="utf-8", newline="\n", buffering=1)
         except OSError as exc:
-            raise StoreError(f"cannot open CDXJ index {path}: {exc.strerror}") from exc
+            raise StoreError(f"cannot open CDXJ index {self._path}: {exc.strerror}") from exc
 
     @property
     def path(self) -> Path:
@@ -93,6 +99,19 @@ class CdxjWriter:
             self._out.flush()
         except OSError as exc:
             raise StoreError(f"cannot write CDXJ index {self._path}: {exc.strerror}") from exc
+
+    def prune(self, keep: Keep) -> int:
+        """Drop the lines of records that are gone (see ``prune_cdxj``) and carry on."""
+        if self._out is None:
+            raise StoreError(f"CDXJ index {self._path} is already closed")
+        self.flush()
+        dropped = prune_cdxj(self._path, keep)
+        if dropped:
+            # The open handle still points at the file that was replaced.
+            out, self._out = self._out, None
+            out.close()
+            self._out = self._open()
+        return dropped
 
     def close(self, *, sort: bool = True) -> None:
         """Flush and close; sort the whole file unless told not to (e.g. on a crash path)."""
@@ -163,6 +182,51 @@ def repair_cdxj(path: Path) -> None:
             return
         cut = tail.rfind(b"\n")
         stream.truncate(start + cut + 1 if cut >= 0 else start)
+
+
+def prune_cdxj(path: Path, keep: Keep) -> int:
+    """Drop the lines whose record ``keep`` rejects; return how many. The file is replaced
+    atomically, and only if a line goes; lines that cannot be parsed are kept."""
+    if not path.exists():
+        return 0
+    dropped = 0
+
+    def kept(source: TextIO) -> Iterator[str]:
+        nonlocal dropped
+        for line in source:
+            where = _record_of(line)
+            if where is not None and not keep(*where):
+                dropped += 1
+                continue
+            yield line if line.endswith("\n") else line + "\n"
+
+    try:
+        with path.open(encoding="utf-8", newline="\n") as source:
+            temp = _write_temp(path.parent, kept(source))
+        if dropped:
+            temp.replace(path)
+        else:
+            temp.unlink()
+    except OSError as exc:
+        raise StoreError(f"cannot rewrite CDXJ index {path}: {exc.strerror}") from exc
+    return dropped
+
+
+def _record_of(line: str) -> tuple[str, int, str] | None:
+    """(filename, offset, url) of an index line, or None if it is not one of ours."""
+    parts = line.split(" ", 2)
+    if len(parts) < 3:
+        return None
+    try:
+        fields = json.loads(parts[2])
+    except ValueError:
+        return None
+    if not isinstance(fields, dict):
+        return None
+    filename, offset, url = fields.get("filename"), fields.get("offset"), fields.get("url")
+    if not isinstance(filename, str) or not isinstance(url, str) or not str(offset).isdigit():
+        return None
+    return filename, int(str(offset)), url
 
 
 def _read_lines(source: TextIO, limit: int) -> list[str]:

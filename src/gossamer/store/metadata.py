@@ -249,14 +249,57 @@ class MetadataDB:
             self._conn.execute(f"UPDATE urls SET spilled = 1 WHERE spilled = 0 AND {_UNFETCHED}")
         return self.backlog_counts()
 
-    def recorded_offsets(self, warc_file: str) -> set[int]:
-        """Offsets of the response records of one WARC file that have a ``pages`` row."""
+    # -- checking rows against the WARC files (resume, recover) ---------------------------
+
+    def recorded_files(self) -> set[str]:
+        """Names of the WARC files that ``pages`` rows point into."""
+        sql = "SELECT DISTINCT warc_file FROM pages WHERE warc_file IS NOT NULL"
+        return {str(name) for (name,) in self._query(sql)}
+
+    def recorded_records(self, warc_file: str) -> dict[int, tuple[str, int]]:
+        """The rows pointing into one WARC file: offset -> (url, compressed length)."""
+        sql = "SELECT warc_offset, url, warc_length FROM pages WHERE warc_file = ?"
         return {
-            int(offset)
-            for (offset,) in self._query(
-                "SELECT warc_offset FROM pages WHERE warc_file = ?", (warc_file,)
-            )
+            int(offset): (str(url), int(length or 0))
+            for offset, url, length in self._query(sql, (warc_file,))
         }
+
+    def page_target(self, url: str) -> tuple[float, str | None, int | None] | None:
+        """``(fetched_at, warc_file, warc_offset)`` of ``url``'s committed row, if any.
+
+        Unlike the other readers this does not flush: rows still buffered are not seen, so a
+        caller replaying many records keeps track of the ones it added itself.
+        """
+        sql = "SELECT fetched_at, warc_file, warc_offset FROM pages WHERE url = ?"
+        with self._sqlite("read"):
+            row = self._conn.execute(sql, (url,)).fetchone()
+        return None if row is None else (float(row[0] or 0.0), row[1], row[2])
+
+    def drop_pages(
+        self, records: Iterable[tuple[str, str, int]]
+    ) -> list[tuple[str, str, int, str | None, str]]:
+        """Delete the rows that still point at these ``(url, warc_file, offset)`` records.
+
+        Returns ``(url, host, depth, referrer, purpose)`` of every row deleted.
+        """
+        self.flush()
+        sql = (
+            "DELETE FROM pages WHERE url = ? AND warc_file = ? AND warc_offset = ?"
+            " RETURNING url, host, depth, referrer, purpose"
+        )
+        dropped = []
+        conn = self._conn
+        with self._sqlite("write"):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for record in records:
+                    dropped.extend(conn.execute(sql, record).fetchall())
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return dropped
 
     def page_facts(
         self,

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from io import BytesIO
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import BinaryIO
 from urllib.parse import urlsplit
 
 from isal import isal_zlib
@@ -40,7 +40,7 @@ from gossamer.fetch.result import FetchResult, Headers
 __all__ = ["WarcLocation", "WarcStore", "payload_digest", "warc_date"]
 
 _GZIP_WBITS = 31  # deflate inside a gzip container
-_NAME_RE = re.compile(r"^(?P<prefix>.+)-\d{14}-(?P<serial>\d{5})\.warc\.gz$")
+_NAME_RE = re.compile(r"^(?P<prefix>.+)-\d{14}-(?P<serial>\d{5,})\.warc\.gz$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,37 +351,3 @@ def _standard_reason(status: int) -> str:
         return HTTPStatus(status).phrase
     except ValueError:
         return ""
-
-
-# isal's stubs declare ``error`` loosely; name the exception type once, checked here.
-_INFLATE_ERRORS: tuple[type[Exception], ...] = (cast(type[Exception], isal_zlib.error),)
-
-
-def repair_tail(path: Path) -> int:
-    """Cut a torn last record (a crash mid-write) off a WARC file; return the bytes removed.
-
-    Each record is its own gzip member and members are written whole, so the file is valid up
-    to the end of the last member whose deflate stream ends and whose CRC checks.
-    """
-    good = 0  # end offset of the last complete member
-    try:
-        with path.open("rb") as stream:
-            decoder = isal_zlib.decompressobj(_GZIP_WBITS)
-            fed = 0  # bytes read from the file so far
-            while chunk := stream.read(1 << 20):
-                fed += len(chunk)
-                data = chunk
-                while data:
-                    decoder.decompress(data)
-                    if not decoder.eof:
-                        break
-                    data = decoder.unused_data
-                    good = fed - len(data)
-                    decoder = isal_zlib.decompressobj(_GZIP_WBITS)
-    except _INFLATE_ERRORS:
-        pass  # a corrupt member: everything from its start on is the torn tail
-    size = path.stat().st_size
-    if good < size:
-        with path.open("r+b") as stream:
-            stream.truncate(good)
-    return size - good

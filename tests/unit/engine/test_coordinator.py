@@ -5,7 +5,7 @@ from __future__ import annotations
 import queue
 from typing import Any
 
-from gossamer.engine.workers import _Coordinator
+from gossamer.engine.workers import FAILED, _Coordinator
 
 
 def drain(inbox: queue.Queue[Any]) -> list[Any]:
@@ -48,3 +48,37 @@ def test_batches_for_a_finished_worker_are_dropped() -> None:
     assert drain(inboxes[1]) == []
     coordinator.handle(("idle", 0, 0))
     assert coordinator.reason() == "target"
+
+
+class Inbox(queue.Queue[Any]):
+    """A worker's inbox; the real one is a multiprocessing queue with a feeder thread."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cancelled = False
+
+    def cancel_join_thread(self) -> None:
+        self.cancelled = True
+
+
+def test_a_worker_that_dies_stops_everyone_with_one_error() -> None:
+    inboxes = [Inbox(), Inbox(), Inbox()]
+    coordinator = _Coordinator(inboxes)  # type: ignore[arg-type]
+    coordinator.handle(("done", 2, {"reason": "target"}, ""))
+    coordinator.lost(1, "was killed by SIGKILL")
+    assert coordinator.failed and coordinator.errors == ["worker 1 was killed by SIGKILL"]
+    assert coordinator.stopping == "worker failed"
+    assert drain(inboxes[0]) == [("stop", "worker failed")]
+    assert drain(inboxes[1]) == [] and inboxes[1].cancelled  # nobody will read it
+    assert set(coordinator.done) == {1, 2}
+    # Its exit, noticed again after a "done" it managed to send, changes nothing.
+    coordinator.lost(2, "ended without finishing (exit status 0)")
+    assert coordinator.errors == ["worker 1 was killed by SIGKILL"]
+
+
+def test_a_worker_failing_of_a_bug_is_a_failure_not_a_store_error() -> None:
+    inboxes: list[queue.Queue[Any]] = [queue.Queue(), queue.Queue()]
+    coordinator = _Coordinator(inboxes)  # type: ignore[arg-type]
+    coordinator.handle(("done", 0, {"reason": FAILED}, "worker 0 failed: ValueError: boom"))
+    assert coordinator.failed and coordinator.stopping == "worker failed"
+    assert drain(inboxes[1]) == [("stop", "worker failed")]

@@ -19,7 +19,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from gossamer.errors import StoreError
 from gossamer.fetch.result import FetchResult
-from gossamer.store.warc import WarcLocation, WarcStore, repair_tail
+from gossamer.store.warc import WarcLocation, WarcStore
 
 START = 1_700_000_000.25
 UA = ("User-Agent", "Gossamer/0.1 (+https://example.invalid/bot)")
@@ -271,19 +271,3 @@ def test_metadata_record_carries_crawl_fields(tmp_path: Path) -> None:
     assert meta.rec_headers.get_header("WARC-Concurrent-To") == records[1].rec_headers.get_header(
         "WARC-Record-ID"
     )
-
-
-@pytest.mark.parametrize("cut", [1, 9, 120, 700])
-def test_repair_tail_cuts_a_torn_last_record(tmp_path: Path, cut: int) -> None:
-    store = fixed_store(tmp_path)
-    for result in sample_results():
-        store.write(result, {"via": "http://a.test/"})
-    store.close()
-    path = store.files[0]
-    whole = path.read_bytes()
-    path.write_bytes(whole[:-cut])
-    removed = repair_tail(path)
-    assert 0 < removed < len(whole)
-    assert warcio_check(path).returncode == 0
-    assert whole.startswith(path.read_bytes())
-    assert repair_tail(path) == 0

@@ -1,0 +1,362 @@
+"""Bringing ``crawl.db`` level with the WARC files: the replay half of resume and recover.
+
+Data flow: the crawl's WARC files (store) -> **replay** -> the pipeline's recording half ->
+``crawl.db`` and ``index.cdxj``. Nothing is fetched.
+
+The WARC files are the source of truth, and the rules are:
+
+* only the crawl's own files are read (see ``gossamer.store.warcscan.crawl_files``); foreign
+  files in the folder are reported once and never read or changed;
+* damage is skipped, reported with file, offset and records affected, and left in place;
+* each URL's row carries its last response record (WARC-Date, then file order, then offset):
+  a record is applied only when it is newer than the one the row points at, so a 429 that was
+  retried into a 200 can never overwrite the 200;
+* a row pointing at a record that is gone (file deleted, damaged, torn tail cut) is removed
+  and its URL queued again, so the resumed crawl fetches it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from io import BytesIO
+from pathlib import Path
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+from warcio.recordloader import ArcWarcRecord
+
+from gossamer.engine.pipeline import Pipeline
+from gossamer.fetch import FetchResult
+from gossamer.fetch.decode import DecodeError, decode_body
+from gossamer.frontier import Job
+from gossamer.store import CdxjWriter, MetadataDB, WarcLocation
+from gossamer.store.cdxj import prune_cdxj
+from gossamer.store.warcscan import Damage, Member, crawl_files, order_key, scan
+from gossamer.urls import host_of
+
+__all__ = ["DamageReport", "Reconciliation", "reconcile"]
+
+log = logging.getLogger(__name__)
+
+_DECODE_LIMIT = 20_000_000
+_BUFFERED = 1000  # replayed rows tracked in memory before they are flushed to crawl.db
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+# When a record was made, for "last record wins": (WARC-Date in microseconds, file order,
+# offset). The microseconds come from the same rounding the writer used for WARC-Date.
+_Key = tuple[int, tuple[str, int, str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class DamageReport:
+    """A stretch of an own WARC file that holds no usable record; left on disk as it is."""
+
+    filename: str
+    offset: int
+    size: int
+    reason: str  # "corrupt", "truncated", "partial record", "unreadable record"
+    records: int  # records it held, as far as can be told
+
+    def describe(self) -> str:
+        return (
+            f"{self.filename} at offset {self.offset}: {self.size} bytes {self.reason},"
+            f" about {self.records} record(s) affected; skipped, left in place"
+        )
+
+
+@dataclass(slots=True)
+class Reconciliation:
+    """What bringing ``crawl.db`` level with the WARC files found and did."""
+
+    records: int = 0  # response records read from the crawl's own files
+    replayed: int = 0  # of those, applied to crawl.db
+    superseded: int = 0  # older than the record their URL's row points at: not applied
+    requeued: list[str] = field(default_factory=list)  # URLs whose record is gone
+    dropped: int = 0  # rows removed (requeued pages and robots.txt rows)
+    damage: list[DamageReport] = field(default_factory=list)
+    foreign: list[str] = field(default_factory=list)  # files not written by this crawl
+    unreadable: list[str] = field(default_factory=list)  # files that could not be read
+    first: float | None = None  # WARC-Date of the earliest response record (epoch seconds)
+    last: float | None = None  # and of the latest
+
+    @property
+    def span(self) -> float:
+        """Seconds from the first response record to the last."""
+        return self.last - self.first if self.first is not None and self.last is not None else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A response record to apply, waiting for the metadata record written after it."""
+
+    filename: str
+    member: Member
+    key: _Key
+    record_id: str
+
+
+def reconcile(
+    folder: Path, db: MetadataDB, pipeline: Pipeline, cdxj: CdxjWriter, *, reindex: bool = False
+) -> Reconciliation:
+    """Make ``crawl.db`` agree with the WARC files in ``folder``; see the module docstring.
+
+    ``reindex`` writes a CDXJ line for every record read (``recover`` rebuilds the index);
+    otherwise only replayed records get one, and lines of records that are gone are dropped.
+    """
+    files = crawl_files(folder, db.recorded_files())
+    replayer = _Replayer(db, pipeline, cdxj, reindex)
+    replayer.outcome.foreign = [path.name for path in files.foreign]
+    for path in files.ours:
+        replayer.read_file(path)
+    replayer.finish({path.name for path in files.ours})
+    if not reindex:
+        replayer.prune_indexes(cdxj, folder.parent)
+    _report(replayer.outcome)
+    return replayer.outcome
+
+
+class _Replayer:
+    def __init__(self, db: MetadataDB, pipeline: Pipeline, cdxj: CdxjWriter, reindex: bool):
+        self.outcome = Reconciliation()
+        self._db = db
+        self._pipeline = pipeline
+        self._cdxj = cdxj
+        self._reindex = reindex
+        self._buffered: dict[str, _Key] = {}  # rows replayed and perhaps not yet committed
+        self._stale: list[tuple[str, str, int]] = []  # rows pointing at no usable record
+        self._gone: dict[str, list[tuple[int, int]]] = {}  # file -> stretches without records
+        self._dropped: set[tuple[str, str, int]] = set()
+
+    def read_file(self, path: Path) -> None:
+        name = path.name
+        rows = self._db.recorded_records(name)
+        matched: set[int] = set()
+        pending: _Pending | None = None
+        try:
+            for item in scan(path):
+                if isinstance(item, Damage):
+                    self._damaged(name, item.offset, item.end, item.reason, item.records)
+                    continue
+                kind = item.headers.get("warc-type")
+                if kind == "response":
+                    self._settle(pending, {})
+                    pending = self._response(name, item, rows, matched)
+                elif kind == "metadata" and _describes(item, pending):
+                    self._settle(pending, _fields(item.data))
+                    pending = None
+        except OSError as exc:
+            # Its rows are left alone: the records may well be there, only unreadable now.
+            log.warning("cannot read WARC file %s (%s): skipped", name, exc.strerror or exc)
+            self.outcome.unreadable.append(name)
+            self._settle(pending, {})
+            return
+        self._settle(pending, {})
+        self._stale.extend(
+            (url, name, offset) for offset, (url, _) in rows.items() if offset not in matched
+        )
+
+    def _response(
+        self, name: str, member: Member, rows: dict[int, tuple[str, int]], matched: set[int]
+    ) -> _Pending | None:
+        headers = member.headers
+        url = headers.get("warc-target-uri", "")
+        when = _usec(_parse_date(headers.get("warc-date", "")))
+        self._saw(when)
+        key: _Key = (when, order_key(name), member.offset)
+        if rows.get(member.offset) == (url, member.length):
+            matched.add(member.offset)
+            self._index(name, member)
+            return None
+        current = self._buffered.get(url) or self._current(url)
+        if current is not None and current >= key:
+            self.outcome.superseded += 1
+            self._index(name, member)
+            return None
+        return _Pending(name, member, key, headers.get("warc-record-id", ""))
+
+    def _current(self, url: str) -> _Key | None:
+        target = self._db.page_target(url)
+        if target is None:
+            return None
+        fetched_at, name, offset = target
+        when = _usec(datetime.fromtimestamp(fetched_at, tz=UTC))
+        return (when, order_key(name or ""), -1 if offset is None else offset)
+
+    def _settle(self, pending: _Pending | None, fields: dict[str, str]) -> None:
+        """Apply a response record (with its metadata fields) through the pipeline."""
+        if pending is None:
+            return
+        member = pending.member
+        exchange = self._exchange(pending.filename, member, fields)
+        if exchange is None:
+            return
+        job, result, location = exchange
+        self._cdxj.add(result, location)
+        if job.robots:
+            self._pipeline.record_robots(job, result, location)
+        else:
+            # The URL's own "discovered" row may have been lost with the last batch.
+            self._db.add_discovered([(job.url, job.host, job.depth, job.referrer)])
+            self._pipeline.record_page(job, result, location)
+        self.outcome.replayed += 1
+        self._buffered[job.url] = pending.key
+        if len(self._buffered) >= _BUFFERED:
+            self._db.flush()
+            self._buffered.clear()
+
+    def _index(self, name: str, member: Member) -> None:
+        if self._reindex and (exchange := self._exchange(name, member, {})) is not None:
+            self._cdxj.add(exchange[1], exchange[2])
+
+    def _exchange(
+        self, name: str, member: Member, fields: dict[str, str]
+    ) -> tuple[Job, FetchResult, WarcLocation] | None:
+        try:
+            record = next(iter(ArchiveIterator(BytesIO(member.data))))
+            body = record.raw_stream.read()
+            result = _result(record, body)
+        except (ArchiveLoadFailed, StopIteration, ValueError, EOFError) as exc:
+            log.debug("unreadable record in %s at %d: %s", name, member.offset, exc)
+            self._damaged(name, member.offset, member.offset + member.length, "unreadable record")
+            return None
+        millis = fields.get("fetchTimeMs", "")
+        if millis.isdigit():
+            result = replace(result, elapsed=int(millis) / 1000)
+        digest = member.headers.get("warc-payload-digest", "")
+        location = WarcLocation(name, member.offset, member.length, digest)
+        return _job(result, fields), result, location
+
+    def _damaged(self, name: str, offset: int, end: int, reason: str, records: int = 1) -> None:
+        report = DamageReport(name, offset, end - offset, reason, records)
+        log.warning("damaged WARC data in %s", report.describe())
+        self.outcome.damage.append(report)
+        self._gone.setdefault(name, []).append((offset, end))
+
+    def _saw(self, when: int) -> None:
+        seconds = when / 1_000_000
+        outcome = self.outcome
+        outcome.records += 1
+        outcome.first = seconds if outcome.first is None else min(outcome.first, seconds)
+        outcome.last = seconds if outcome.last is None else max(outcome.last, seconds)
+
+    def finish(self, ours: set[str]) -> None:
+        """Remove the rows left pointing at nothing; queue their URLs again."""
+        db = self._db
+        for name in sorted(db.recorded_files() - ours - set(self.outcome.unreadable)):
+            # A deleted file, or one that is not the crawl's own: none of its rows holds.
+            rows = db.recorded_records(name)
+            self._stale.extend((url, name, offset) for offset, (url, _) in rows.items())
+            self._gone[name] = [(0, 1 << 62)]
+        dropped = db.drop_pages(self._stale)
+        self._dropped = set(self._stale)
+        requeue = [row[:4] for row in dropped if row[4] != "robots"]
+        db.add_discovered(requeue, spilled=True)
+        db.flush()
+        self.outcome.dropped = len(dropped)
+        self.outcome.requeued = [row[0] for row in requeue]
+
+    def prune_indexes(self, cdxj: CdxjWriter, out: Path) -> None:
+        """Drop the CDXJ lines of records that are gone (their rows were removed above)."""
+        if not self._gone and not self._dropped:
+            return
+        cdxj.prune(self._keeps)
+        for path in sorted(out.glob("index*.cdxj")):
+            if path != cdxj.path:
+                prune_cdxj(path, self._keeps)
+
+    def _keeps(self, filename: str, offset: int, url: str) -> bool:
+        if (url, filename, offset) in self._dropped:
+            return False
+        return not any(start <= offset < end for start, end in self._gone.get(filename, ()))
+
+
+def _report(outcome: Reconciliation) -> None:
+    if outcome.foreign:
+        log.warning(
+            "ignoring %d WARC file(s) not written by this crawl (left unchanged): %s",
+            len(outcome.foreign),
+            ", ".join(outcome.foreign),
+        )
+    if outcome.dropped:
+        log.warning(
+            "%d row(s) of crawl.db pointed at WARC records that are gone; removed, and %d"
+            " URL(s) queued again: %s",
+            outcome.dropped,
+            len(outcome.requeued),
+            " ".join(outcome.requeued[:5]),
+        )
+
+
+def _describes(metadata: Member, pending: _Pending | None) -> bool:
+    """Whether a metadata record is the one written for the pending response."""
+    return pending is not None and metadata.headers.get("warc-concurrent-to") == pending.record_id
+
+
+def _fields(data: bytes) -> dict[str, str]:
+    """The ``application/warc-fields`` block of a metadata record."""
+    block = data[data.find(b"\r\n\r\n") + 4 :]
+    fields: dict[str, str] = {}
+    for line in block.decode("utf-8", "replace").splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields[key.strip()] = value.strip()
+    return fields
+
+
+def _job(result: FetchResult, fields: dict[str, str]) -> Job:
+    depth = fields.get("gossamer-depth", "0")
+    host = fields.get("gossamer-host") or result.url
+    # Crawls before schema 2 wrote the origin here; the politeness key is the host name.
+    with contextlib.suppress(ValueError):
+        host = host_of(host) if "://" in host else host
+    return Job(
+        url=result.url,
+        host=host,
+        depth=int(depth) if depth.isdigit() else 0,
+        referrer=fields.get("via") or None,
+        robots=fields.get("gossamer-purpose") == "robots",
+    )
+
+
+def _result(record: ArcWarcRecord, body: bytes) -> FetchResult:
+    headers = record.http_headers
+    url = record.rec_headers.get_header("WARC-Target-URI") or ""
+    code, _, reason = (headers.statusline or "0").partition(" ")
+    content_type = headers.get_header("Content-Type") or ""
+    error = ""
+    content = b""
+    truncated = bool(record.rec_headers.get_header("WARC-Truncated"))
+    try:
+        content = decode_body(body, headers.get_header("Content-Encoding"), _DECODE_LIMIT)
+    except DecodeError as exc:
+        error = exc.kind
+    if truncated and not url.endswith("/robots.txt"):
+        error = "too_large"
+    return FetchResult(
+        url=url,
+        status=int(code) if code.isdigit() else 0,
+        reason=reason,
+        response_headers=tuple((k, v) for k, v in headers.headers),
+        body=body,
+        content=content,
+        content_type=content_type,
+        started_at=_parse_date(record.rec_headers.get_header("WARC-Date") or "").timestamp(),
+        elapsed=0.0,
+        remote_ip=record.rec_headers.get_header("WARC-IP-Address") or "",
+        error=error,
+        truncated=truncated,
+    )
+
+
+def _parse_date(value: str) -> datetime:
+    with contextlib.suppress(ValueError):
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return _EPOCH
+
+
+def _usec(moment: datetime) -> int:
+    return (moment - _EPOCH) // timedelta(microseconds=1)
