@@ -86,6 +86,19 @@ def archived(out: Path) -> tuple[Counter[str], set[str]]:
     return counts, refused
 
 
+def robots_answers(out: Path) -> set[str]:
+    """robots.txt URLs whose archived answers all stand until they expire (no 5xx or 429)."""
+    statuses: dict[str, set[int]] = {}
+    for path in sorted((out / "warc").glob("*.warc.gz")):
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                url = record.rec_headers.get_header("WARC-Target-URI") or ""
+                if record.rec_type == "response" and url.endswith("/robots.txt"):
+                    status = int(record.http_headers.get_statuscode())
+                    statuses.setdefault(url, set()).add(status)
+    return {u for u, seen in statuses.items() if not any(s >= 500 or s == 429 for s in seen)}
+
+
 def assert_only_torn_tails_were_cut(out: Path) -> None:
     """Every cut kept beside a WARC file is an incomplete gzip member (what a kill mid-write
     leaves), and no WARC file holds anything but whole records."""
@@ -159,6 +172,12 @@ def test_kill_9_loop_then_resume_matches_an_uninterrupted_crawl(
     assert {u: stored[u] for u in in_flight if stored[u] != 1} == {}
     assert len(in_flight) <= KILLS * CONCURRENCY
     assert not [u for u, n in stored.items() if n > 1 and u not in robots_urls | retried]
+    # robots.txt answers are kept in crawl.db: a resume fetches none whose rules are still
+    # valid. Only an unavailable one (5xx, retried on purpose) may have been stored twice.
+    lasting = robots_answers(out)
+    refetched = {u: stored[u] for u in lasting if stored[u] > 1}
+    assert lasting and refetched == {}
+    assert sum(requests[u] - 1 for u in lasting) <= KILLS * CONCURRENCY  # in flight at a kill
 
 
 def test_recover_rebuilds_the_database_from_warc(web_spec: WebSpec, tmp_path: Path) -> None:
