@@ -69,9 +69,7 @@ def test_only_a_5xx_robots_host_ends_at_once_and_says_why(
     assert robots_requests(site) == Counter({host: 2})
 
 
-def test_valid_rules_are_not_fetched_again_on_resume(
-    site: ThreadedTestWeb, tmp_path: Path
-) -> None:
+def test_valid_rules_are_not_fetched_again_on_resume(site: ThreadedTestWeb, tmp_path: Path) -> None:
     broken = broken_host(site)
     seeds = [*site.seeds(), site.web.url(broken, "/", site.port)]
     cfg = config(site, tmp_path, seeds)
