@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit clean browser
+.PHONY: demo test lint typecheck unit clean browser mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,5 +36,20 @@ browser:
 test: $(STAMP) lint typecheck browser
 	$(BIN)/pytest -q
 
+# Mutation testing of the modules whose mistakes cost most ([tool.mutmut] in pyproject.toml
+# names them and the tests run against them). CPU heavy, so not part of `make test`; a fresh
+# run each time. MUTANTS narrows it, e.g. make mutation MUTANTS='gossamer.robots.matcher*'.
+# TESTING.md lists the kill rates and explains every survivor.
+MUTANTS ?=
+mutation: $(STAMP)
+	rm -rf mutants
+	set -f; $(BIN)/mutmut run --max-children 2 $(MUTANTS) > /dev/null
+	@$(BIN)/mutmut results --all=true | awk -F': ' ' \
+	  $$2 == "not checked" { next } \
+	  { name = $$1; sub(/^ +/, "", name); sub(/\.x[_\302-\377].*/, "", name); \
+	    total[name]++; if ($$2 == "killed" || $$2 == "timeout") caught[name]++; \
+	    else left[name] = left[name] "\n    " $$1 ": " $$2 } \
+	  END { for (m in total) printf "%-28s %4d/%-4d killed%s\n", m, caught[m], total[m], left[m] }'
+
 clean:
-	rm -rf $(VENV) demo-out .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) demo-out mutants .mypy_cache .ruff_cache .pytest_cache

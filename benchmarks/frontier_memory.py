@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gossamer.engine.pipeline import DatabaseBacklog
+from gossamer.engine.backlog import DatabaseBacklog
 from gossamer.frontier import Admission, Frontier, Job, SeenSet
 from gossamer.robots import RobotsRules
 from gossamer.stats import CrawlStats

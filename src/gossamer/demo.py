@@ -7,6 +7,9 @@ what the crawler did to it (politeness, robots.txt, repeats, coverage).
 The demo never deletes what it did not write: it marks its output folder with a
 ``.gossamer-demo`` file, clears only its own outputs there on the next run, and refuses a
 non-empty folder without the mark.
+
+The demo is test-web tooling: the CLI imports this module only when ``gossamer demo`` runs, so
+the crawler's import graph never holds the test web.
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ from pathlib import Path
 
 from gossamer.config import CrawlConfig, PolitenessConfig, ScopeConfig
 from gossamer.engine import Crawler
-from gossamer.errors import ConfigError, StoreError
+from gossamer.errors import StoreError
 from gossamer.index import build_index
 from gossamer.rank import rank_crawl
 from gossamer.search.engine import SearchEngine
 from gossamer.search.output import format_text
 from gossamer.seeds import parse_seeds
-from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
+from gossamer.testweb import AuditReport, ThreadedTestWeb
+from gossamer.testweb.command import checked_web, web_spec
 
 DEMO_RESOLVE = "*.web.test:127.0.0.1"
 # Written in the demo's output folder: a later demo may clear what this one wrote there.
@@ -83,10 +87,9 @@ def prepare_demo_folder(out: Path) -> None:
 
 
 def run_demo(out: Path, *, hosts: int, pages: int) -> int:
-    try:
-        web = build_web(WebSpec(hosts=hosts, pages_per_host=pages))
-    except ValueError as exc:
-        raise ConfigError(f"invalid test web: {exc}") from exc
+    """Serve a test web of ``hosts`` x ``pages``, crawl, index, rank and search it into ``out``;
+    the exit status is 1 when the server-side audit found a fault, else 0."""
+    web = checked_web(web_spec(hosts=hosts, pages=pages))
     prepare_demo_folder(out)
     with ThreadedTestWeb(web) as server:
         seeds_file = out / "seeds.txt"
@@ -98,13 +101,7 @@ def run_demo(out: Path, *, hosts: int, pages: int) -> int:
         report = server.audit.report(web.expected(server.port))
     print((out / "reports" / "stats.txt").read_text(encoding="utf-8").rstrip())
     print(f"stopped: {outcome.reason}")
-    print("server-side audit:")
-    print(f"  requests seen by the server     {report.requests}")
-    print(f"  two requests in flight to a host {report.concurrent_violations}")
-    print(f"  robots.txt violations           {report.robots_violations}")
-    print(f"  crawl-delay violations          {report.crawl_delay_violations}")
-    print(f"  repeated fetches                {report.repeated_fetches}")
-    print(f"  expected pages not fetched      {len(report.missing)}")
+    _print_audit(report)
     print(build_index(out, workers=1).summary())
     print(rank_crawl(out).summary())
     query = "forest river"
@@ -115,3 +112,13 @@ def run_demo(out: Path, *, hosts: int, pages: int) -> int:
     print(f"output: {out}/ (warc/, index.cdxj, crawl.db, reports/, index/, rank/)")
     print(f"browse it: .venv/bin/gossamer serve {out}")
     return 0 if report.ok() else 1
+
+
+def _print_audit(report: AuditReport) -> None:
+    print("server-side audit:")
+    print(f"  requests seen by the server     {report.requests}")
+    print(f"  two requests in flight to a host {report.concurrent_violations}")
+    print(f"  robots.txt violations           {report.robots_violations}")
+    print(f"  crawl-delay violations          {report.crawl_delay_violations}")
+    print(f"  repeated fetches                {report.repeated_fetches}")
+    print(f"  expected pages not fetched      {len(report.missing)}")

@@ -3,12 +3,29 @@
 Expected outcomes (a 404, a robots.txt refusal, a non-HTML body) are values, not exceptions.
 Exceptions are for faults, and every one raised by Gossamer descends from one root::
 
-    GossamerError
-    ├── ConfigError        bad configuration file, flag or environment value
-    ├── SeedError          seeds file missing, unreadable, or without one valid seed
-    ├── StoreError         the output folder cannot be written (permissions, full disk)
-    └── FetchError         a fault below HTTP: DNS, connect, TLS, protocol, limits
-        └── BlockedAddressError   the SSRF guard refused an address
+    GossamerError              a fault no layer owns: a port the UI or the test web cannot
+    │                          listen on, a crawl worker process that died
+    ├── ConfigError            bad configuration file, flag or environment value
+    ├── SeedError              seeds file missing, unreadable, or without one valid seed
+    ├── StoreError             the output folder cannot be written (permissions, full disk),
+    │   │                      or another crawl holds its lock (engine/resume.py)
+    │   └── NothingToArchiveError   a result without an HTTP response handed to the WARC
+    │                               writer: a caller's bug (also a ValueError)
+    ├── FetchError             a fault below HTTP: DNS, connect, TLS, protocol, limits
+    │   ├── BlockedAddressError     the SSRF guard refused an address
+    │   └── DecodeError             a Content-Encoding that cannot be undone, or a
+    │                               compression bomb (fetch/decode.py)
+    ├── IndexingError          a crawl folder, WARC record or search index that cannot be
+    │                          used, or an index another process is writing: our lock or
+    │                          tantivy's ``LockBusy`` (index/errors.py)
+    ├── RankError              PageRank cannot be computed, saved or loaded (rank/errors.py)
+    └── SearchError            a query, page-info or cached-copy request that cannot be
+                               answered as given (search/errors.py)
+
+The fetch faults carry ``kind``, the statistics key: a fetch records them in its result
+instead of letting them rise. The search side's errors live beside their packages, which
+import this root. The CLI (``gossamer.cli.main``) is the one place that turns a
+``GossamerError`` into ``gossamer: error: ...`` and exit status 2.
 
 Outside errors are wrapped where they enter, with ``raise ... from exc``. A message may quote
 what the user typed; :func:`escaped` makes it safe to show on a terminal.
@@ -32,6 +49,14 @@ class SeedError(GossamerError):
 
 class StoreError(GossamerError):
     """The crawl output cannot be written."""
+
+
+class NothingToArchiveError(StoreError, ValueError):
+    """A fetch result without an HTTP response was handed to the WARC writer.
+
+    A bug in the caller, not a fault of the disk. Also a ``ValueError``, which is what the
+    writer raised before this class existed.
+    """
 
 
 class FetchError(GossamerError):

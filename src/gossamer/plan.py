@@ -9,7 +9,8 @@ flags given, only a longer time limit and a larger page target may change them (
 settings, which are not part of the crawl), and ``crawl.json`` then records what applies.
 
 Everything is checked here, before anything is written: a bad flag, seeds file or
-``--resolve`` entry leaves no ``crawl.json`` behind.
+``--resolve`` entry leaves no ``crawl.json`` behind. Then :func:`begin_crawl` writes what must
+exist before the first request: the folder, proved writable, and ``crawl.json``.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from gossamer.config import CrawlConfig, Requested, config_to_json, requested, settle
-from gossamer.config_check import check_config, check_room
-from gossamer.engine.recover import SAVED_CONFIG, load_saved
-from gossamer.errors import ConfigError
+from gossamer.config_check import check_config, check_room, fit_open_files
+from gossamer.engine.recover import SAVED_CONFIG, load_saved, save_config
+from gossamer.engine.resume import CrawlLock
+from gossamer.errors import ConfigError, StoreError
 from gossamer.seeds import Seed, SeedList, read_seeds
 
-__all__ = ["CrawlPlan", "plan_crawl"]
+__all__ = ["CrawlPlan", "begin_crawl", "plan_crawl", "prepare_out"]
 
 # Settings that change how a crawl is shown, not what it fetches.
 _DISPLAY = frozenset({"progress", "report_interval"})
@@ -196,3 +198,27 @@ def _continue(
     )
     save = _flat(config) != _flat(dataclasses.replace(saved.config, progress=config.progress))
     return CrawlPlan(config, seeds, resuming=True, save=save)
+
+
+def prepare_out(out: Path) -> None:
+    """Create the output folder and prove it is writable before any network traffic."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_bytes(b"ok")
+        probe.unlink()
+    except OSError as exc:
+        raise StoreError(f"cannot write to output folder {out}: {exc.strerror or exc}") from exc
+
+
+def begin_crawl(plan: CrawlPlan) -> tuple[CrawlConfig, str | None]:
+    """Write what must be written before the crawl; the tree to run it with, and a warning
+    when the concurrency had to be lowered to fit the open-file limit."""
+    # Fitted first, as it can still refuse; crawl.json keeps the concurrency asked for.
+    config, note = fit_open_files(plan.config)
+    prepare_out(config.out)
+    if plan.save:
+        # Under the crawl's lock, so a crawl running in the folder keeps its crawl.json.
+        with CrawlLock(config.out):
+            save_config(config.out, plan.config, _seed_urls(plan.seeds))
+    return config, note

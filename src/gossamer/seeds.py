@@ -16,10 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from gossamer.errors import SeedError, shortened
-from gossamer.urls import canonicalize, host_key
+from gossamer.urls import canonicalize, host_of, port_of
 
 __all__ = ["MAX_URL_LENGTH", "Seed", "SeedList", "SeedProblem", "parse_seeds", "read_seeds"]
 
@@ -64,16 +63,9 @@ _AUTHORITY_RE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?([^/?#]*)")
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")  # bytes kept by the "surrogateescape" decoder
 
 
-def _hostname(url: str) -> str:
-    key = host_key(url)
-    if key.startswith("["):
-        return key[: key.index("]") + 1]
-    return key.partition(":")[0]
-
-
 def _host_problem(url: str, bare: bool) -> str | None:
     """Why the host of a canonical URL cannot be crawled, or None if it looks fine."""
-    hostname = _hostname(url)
+    hostname = host_of(url)
     if hostname.startswith("[") or _IPV4_RE.fullmatch(hostname):
         return None
     labels = hostname.removesuffix(".").split(".")
@@ -105,11 +97,7 @@ def _shown(text: str) -> str:
 
 
 def _port_problem(url: str) -> str | None:
-    try:
-        port = urlsplit(url).port
-    except ValueError:
-        return "not a valid URL"
-    return "port 0 cannot be connected to" if port == 0 else None
+    return "port 0 cannot be connected to" if port_of(url) == 0 else None
 
 
 def _parse_line(text: str) -> tuple[str, ...] | str:

@@ -1,14 +1,15 @@
 """Crawl counters: one object that the progress display, the reports and the dashboard read.
 
 The engine is the only writer; everything runs on the event loop thread, so plain integer
-updates need no lock. ``snapshot()`` returns a plain dict for reports and JSON.
+updates need no lock. ``snapshot()`` returns a plain dict for reports and JSON; ``copy()``
+gives a reader on another thread (the periodic reports) counters that hold still.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(slots=True)
@@ -53,6 +54,21 @@ class CrawlStats:
         if entry is None:
             entry = self.hosts[name] = HostStats()
         return entry
+
+    def copy(self) -> CrawlStats:
+        """An independent copy, taken on the loop thread, for a reader on another thread."""
+        return replace(
+            self,
+            errors=Counter(self.errors),
+            statuses=Counter(self.statuses),
+            hosts={
+                name: HostStats(h.pages, h.bytes, h.time_spent, h.errors, h.robots_status)
+                for name, h in self.hosts.items()
+            },
+            hourly=Counter(self.hourly),
+            sitemaps={host: list(urls) for host, urls in self.sitemaps.items()},
+            deferred=list(self.deferred),
+        )
 
     def duration(self, now: float | None = None) -> float:
         return self.elapsed_before + ((now if now is not None else time.time()) - self.started)

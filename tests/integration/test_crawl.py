@@ -6,34 +6,44 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from gossamer.config import ScopeConfig
-from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
+from gossamer.testweb import AuditReport, ThreadedTestWeb, WebSpec, build_web
 
 from .conftest import CrawlRun, crawl, query
 
 WARCIO = Path(sys.executable).parent / "warcio"
+# A little latency makes overlapping requests to one host visible to the audit.
+SPEC = WebSpec(seed=3, hosts=24, pages_per_host=25, latency=0.003)
 
 
-@pytest.fixture(scope="module")
+@dataclass(frozen=True, slots=True)
+class AuditedCrawl(CrawlRun):
+    report: AuditReport  # the server's verdict, taken when the crawl ended
+
+
+@pytest.fixture
 def site() -> Iterator[ThreadedTestWeb]:
-    # A little latency makes overlapping requests to one host visible to the audit.
-    web = build_web(WebSpec(seed=3, hosts=24, pages_per_host=25, latency=0.003))
-    with ThreadedTestWeb(web) as running:
+    """A fresh server per test: its audit sees only that test's crawl."""
+    with ThreadedTestWeb(build_web(SPEC)) as running:
         yield running
 
 
 @pytest.fixture(scope="module")
-def full_crawl(site: ThreadedTestWeb, tmp_path_factory: pytest.TempPathFactory) -> CrawlRun:
-    return crawl(site, tmp_path_factory.mktemp("full"))
+def full_crawl(tmp_path_factory: pytest.TempPathFactory) -> AuditedCrawl:
+    """One complete crawl, read by several tests; its server lives and dies with it."""
+    with ThreadedTestWeb(build_web(SPEC)) as site:
+        run = crawl(site, tmp_path_factory.mktemp("full"))
+        return AuditedCrawl(run.outcome, run.out, site.report())
 
 
-def test_crawl_is_polite_and_complete(site: ThreadedTestWeb, full_crawl: CrawlRun) -> None:
-    report = site.report()
+def test_crawl_is_polite_and_complete(full_crawl: AuditedCrawl) -> None:
+    report = full_crawl.report
     assert full_crawl.outcome.reason == "exhausted"
     assert report.concurrent_violations == 0
     assert report.robots_violations == 0

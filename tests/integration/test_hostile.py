@@ -1,34 +1,35 @@
 """One crawl of the ordinary test web with every hostile case mixed in (issue 5).
 
-The ordinary test web runs in its own thread; the hostile server runs on the crawler's event loop.
+The ordinary test web and the hostile server each run in a thread of this process.
 Every test below reads the same crawl and checks one case: the crawl completed, the case was
 recorded (statistics error kind and the ``pages`` row's error column), and the hostile host got
 no more requests than the rules allow. The last tests check what the hostile hosts must not do
-to the others: delay them beyond their own politeness, or push memory past a stated bound.
+to the others: hold up their crawl, or push memory past a stated bound.
+
+The crawl runs in a child process of its own, so that its peak memory is measured alone (see
+``measure.py``); both servers stay in this process. The fixture keeps what the servers saw once
+the crawl has ended, so no test reads a server that another test could have changed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import resource
 import socket
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gossamer.config import CrawlConfig, FetchConfig, PolitenessConfig, ScopeConfig
-from gossamer.engine import Crawler, CrawlOutcome
+from gossamer.engine import CrawlOutcome
 from gossamer.parse.html import MAX_LINKS
-from gossamer.seeds import parse_seeds
-from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
+from gossamer.testweb import AuditReport, ThreadedTestWeb, WebSpec, build_web
 from gossamer.testweb.hostile import (
     BAD_SCHEMES,
     CALM_TARGETS,
@@ -42,6 +43,8 @@ from gossamer.testweb.hostile import (
 )
 from gossamer.testweb.model import DOMAIN
 from gossamer.urls import host_of
+
+from .measure import crawl_in_child
 
 SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "compression"
 POLITENESS = PolitenessConfig(
@@ -65,14 +68,23 @@ BUDGET = 60  # pages admitted per host: what stops the calendar today
 # The trap limits proposed for ScopeConfig (see traps.py); used once the pipeline has them.
 TRAPS_WIRED = "max_path_depth" in {f.name for f in dataclasses.fields(ScopeConfig)}
 TRAP_LIMITS = {"max_path_depth": 8} if TRAPS_WIRED else {}
-# A request to a well-behaved host may start at most this long after the previous one to it
-# ended, beyond its own delay: half the time a slowloris case holds a connection.
-GAP_BOUND = 1.5
-# Peak resident memory may grow this much over the crawl. Measured: about 110 MB, nearly all
-# of it the DOM of the 100,000-link page (25 times its 3.6 MB); an uncapped read of the
-# endless bodies would pass it within a second.
+# Cases that hold their connection until the crawler's total time limit cuts them off.
+SLOWLORIS = ("slow-headers", "slow-body")
+# Peak resident memory of the crawling process may grow this much over the crawl. Measured:
+# about 110 MB, nearly all of it the DOM of the 100,000-link page (25 times its 3.6 MB); an
+# uncapped read of the endless bodies would pass it within a second.
 RSS_BOUND_KB = 250 * 1024
 REACHED_BY_LINKS = ("redirect-target", "robots-target")  # not seeds: other cases point there
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """A request to one of the ordinary test web's hosts, as its server saw it."""
+
+    host: str
+    url: str
+    started: float  # wall clock, the clock of the hostile server too
+    ended: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +94,9 @@ class HostileRun:
     hits: tuple[Hit, ...]
     port: int
     refused_port: int
-    seconds: float
-    rss_growth_kb: int
-    discovered: dict[str, float]  # URL -> when it was queued, wall clock
+    rss_growth_kb: int  # of the crawling process alone
+    web_report: AuditReport  # the ordinary test web's verdict on the crawl
+    ordinary: tuple[Exchange, ...]
 
     def url(self, case: str, target: str = "/", scheme: str = "http") -> str:
         return f"{scheme}://{case}.{HOSTILE_DOMAIN}:{self.port}{target}"
@@ -142,8 +154,9 @@ def _query(db: Path, sql: str, params: tuple[object, ...] = ()) -> list[tuple[An
 
 @pytest.fixture(scope="module")
 def web() -> Iterator[ThreadedTestWeb]:
+    """The ordinary test web; only ``run`` reads it, and keeps what it saw."""
     spec = WebSpec(seed=5, hosts=12, pages_per_host=10, latency=0.002)
-    # Wall-clock time on the server side, to compare with when the crawler queued each URL.
+    # Both servers stamp requests with the wall clock, so their records can be put in order.
     with ThreadedTestWeb(build_web(spec), clock=time.time) as running:
         yield running
 
@@ -173,35 +186,34 @@ def run(web: ThreadedTestWeb, tmp_path_factory: pytest.TempPathFactory) -> Hosti
             fetch=FETCH,
             scope=ScopeConfig(max_depth=25, max_pages_per_host=BUDGET, **TRAP_LIMITS),
         )
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        started = time.monotonic()
-        outcome = asyncio.run(Crawler(config, parse_seeds("\n".join(seeds))).run())
-        seconds = time.monotonic() - started
-        growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        measured = crawl_in_child(config, "\n".join(seeds))
         hits = tuple(server.hits())
-    db = tmp / "out" / "crawl.db"
+    audit = web.audit
     return HostileRun(
-        outcome=outcome,
-        db=db,
+        outcome=measured.outcome,
+        db=tmp / "out" / "crawl.db",
         hits=hits,
         port=server.port,
         refused_port=refused_port,
-        seconds=seconds,
-        rss_growth_kb=growth,
-        discovered=dict(_query(db, "SELECT url, discovered_at FROM urls")),
+        rss_growth_kb=measured.rss_growth_kb,
+        web_report=web.report(),
+        ordinary=tuple(
+            Exchange(record.host, audit.url(record), record.started, record.ended)
+            for record in audit.records()
+        ),
     )
 
 
 # -- the crawl as a whole ---------------------------------------------------------------------
-def test_crawl_completes_in_bounded_time_and_memory(run: HostileRun) -> None:
+def test_crawl_completes_in_bounded_memory(run: HostileRun) -> None:
+    # Every case ended (the fetch limits end the slow ones): the frontier ran dry.
     assert run.outcome.reason == "exhausted"
-    # The slowest case: robots.txt that never answers, tried twice at read_timeout apart.
-    assert run.seconds < 15.0
-    assert run.rss_growth_kb < RSS_BOUND_KB, f"peak RSS grew by {run.rss_growth_kb} KiB"
+    # Parsing the 100,000-link page alone takes tens of MB: a reading of 0 measured nothing.
+    assert 0 < run.rss_growth_kb < RSS_BOUND_KB, f"peak RSS grew by {run.rss_growth_kb} KiB"
 
 
-def test_ordinary_sites_are_fully_crawled_without_violations(web: ThreadedTestWeb) -> None:
-    report = web.report()
+def test_ordinary_sites_are_fully_crawled_without_violations(run: HostileRun) -> None:
+    report = run.web_report
     assert report.concurrent_violations == 0
     assert report.robots_violations == 0
     assert report.crawl_delay_violations == 0
@@ -210,29 +222,17 @@ def test_ordinary_sites_are_fully_crawled_without_violations(web: ThreadedTestWe
     assert report.ok()
 
 
-def test_ordinary_hosts_wait_for_nothing_but_their_own_politeness(
-    web: ThreadedTestWeb, run: HostileRun
+@pytest.mark.parametrize("case", SLOWLORIS)
+def test_ordinary_hosts_are_crawled_while_a_slowloris_holds_a_connection(
+    run: HostileRun, case: str
 ) -> None:
-    # (url, started, ended, status) per host, all on the wall clock the crawler uses too.
-    by_host: dict[str, list[tuple[str, float, float, int]]] = {}
-    for record in web.audit.records():
-        entry = (web.audit.url(record), record.started, record.ended, record.status)
-        by_host.setdefault(record.host, []).append(entry)
-    by_host["calm"] = [
-        (f"http://{hit.host}:{run.port}{hit.target}", hit.started, hit.ended or hit.started, 200)
-        for hit in run.hits
-        if hit.host.startswith("calm.")
-    ]
-    worst, where = 0.0, ""
-    for host, requests in by_host.items():
-        own = web.web.crawl_delay(host)
-        for (_, _, ended, status), (url, started, _, _) in pairwise(requests):
-            waiting = run.discovered.get(url, float("inf")) <= ended
-            # A 429 or 5xx earns the host a backoff of its own; a URL found only later was not
-            # waiting, so the gap before it says nothing about scheduling.
-            if waiting and status != 429 and status < 500 and started - ended - own > worst:
-                worst, where = started - ended - own, url
-    assert worst < GAP_BOUND, f"{where} waited {worst:.2f} s beyond its host's delay"
+    # Told by the order of the servers' records, not by how long anything took: requests to
+    # well-behaved hosts begin and end while the slow exchange is still open.
+    [slow] = [hit for hit in run.hits if hit.host.startswith(f"{case}.") and hit.target == "/"]
+    assert slow.ended is not None
+    inside = [e for e in run.ordinary if slow.started < e.started and e.ended < slow.ended]
+    assert inside, f"no ordinary request while {case} held its connection"
+    assert len({e.host for e in inside}) > 1
 
 
 def test_the_calm_host_beside_the_hostile_ones_is_complete(run: HostileRun) -> None:
@@ -395,12 +395,14 @@ def test_unavailable_robots_txt_disallows_everything(
 
 
 # -- one host in a 429/503 storm ----------------------------------------------------------------
-def test_a_429_503_storm_backs_off_that_host_alone(run: HostileRun) -> None:
+def test_a_429_503_storm_is_retried_then_given_up(run: HostileRun) -> None:
+    # How long the host waits between tries is the frontier's, tested with an injected clock
+    # in tests/unit/engine/test_pipeline.py; here, the count of tries the server saw.
     storm = [hit for hit in run.hits if hit.host.startswith("storm.") and hit.target == "/"]
     assert len(storm) == 1 + POLITENESS.max_retries  # retried, then given up
-    for before, after in pairwise(storm):
-        assert after.started - (before.ended or before.started) >= POLITENESS.max_backoff - 0.05
     assert run.errors("http_429") + run.errors("http_503") >= len(storm)
+    storm_url = run.url("storm")
+    assert run.row(storm_url)[0] in (429, 503)
 
 
 # -- spider traps -------------------------------------------------------------------------------

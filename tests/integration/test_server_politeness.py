@@ -9,6 +9,7 @@ crawl one request, not minutes of retries.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,13 +24,21 @@ from gossamer.urls import host_of
 from .conftest import CrawlRun, crawl
 
 
-@pytest.fixture(scope="module")
-def aliased(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ThreadedTestWeb, Path]]:
-    certs = make_certificates(tmp_path_factory.mktemp("certs"))
+@contextlib.contextmanager
+def aliased_site(certs_dir: Path) -> Iterator[tuple[ThreadedTestWeb, Path]]:
+    """The test web with its alias host, on two http ports and https; and the CA file."""
+    certs = make_certificates(certs_dir)
     # A little server latency widens the window in which a second request would overlap.
     web = build_web(WebSpec(seed=11, hosts=10, pages_per_host=8, aliases=True, latency=0.002))
     with ThreadedTestWeb(web, extra_ports=[0], ssl_context=certs.server_context) as site:
         yield site, certs.ca_file
+
+
+@pytest.fixture(scope="module")
+def aliased(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ThreadedTestWeb, Path]]:
+    """The server of the module's one crawl (``run``): tests read its audit, none crawls it."""
+    with aliased_site(tmp_path_factory.mktemp("certs")) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
@@ -94,16 +103,15 @@ def test_the_registry_counts_per_host_name(run: CrawlRun) -> None:
     assert all(":" not in name and "/" not in name for name in hosts)
 
 
-def test_several_requests_per_host_still_share_one_slot_per_name(
-    aliased: tuple[ThreadedTestWeb, Path], tmp_path: Path
-) -> None:
-    site, ca_file = aliased
-    before = len(site.audit.records())
-    politeness = PolitenessConfig(
-        delay=0.0, max_per_host=2, robots_retry_delay=60.0, robots_wait=0.5
-    )
-    crawl(site, tmp_path, politeness=politeness, fetch=FetchConfig(ca_file=str(ca_file)))
-    records = site.audit.records()[before:]
+def test_several_requests_per_host_still_share_one_slot_per_name(tmp_path: Path) -> None:
+    # A server of its own: the module's server keeps the audit of its one crawl.
+    (tmp_path / "certs").mkdir()
+    with aliased_site(tmp_path / "certs") as (site, ca_file):
+        politeness = PolitenessConfig(
+            delay=0.0, max_per_host=2, robots_retry_delay=60.0, robots_wait=0.5
+        )
+        crawl(site, tmp_path, politeness=politeness, fetch=FetchConfig(ca_file=str(ca_file)))
+        records = site.audit.records()
     open_now: Counter[str] = Counter()
     most: Counter[str] = Counter()
     events = sorted(

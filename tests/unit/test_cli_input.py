@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gossamer.cli import build_parser, crawl_plan
+from gossamer.cli import build_parser
+from gossamer.cli.crawl import crawl_plan
 
 from .cli_helpers import one_error, run
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gossamer.cli import build_parser, crawl_plan
+from gossamer.cli import build_parser
+from gossamer.cli.crawl import crawl_plan
 from gossamer.engine.recover import SAVED_CONFIG, save_config
 from gossamer.errors import ConfigError
 from gossamer.plan import CrawlPlan
@@ -163,6 +164,7 @@ def test_resume_records_what_applies(
 ) -> None:
     # Stop just before crawling: what was written by then is what the crawl will use.
     from gossamer import cli  # noqa: PLC0415
+    from gossamer.cli import crawl as cli_crawl  # noqa: PLC0415
 
     class StopError(Exception):
         pass
@@ -170,7 +172,7 @@ def test_resume_records_what_applies(
     def no_crawl(*args: object) -> None:
         raise StopError
 
-    monkeypatch.setattr(cli, "Crawler", no_crawl)
+    monkeypatch.setattr(cli_crawl, "Crawler", no_crawl)
     with pytest.raises(StopError):
         cli.main(["crawl", "--resume", str(folder), "--max-pages", "50"])
     assert saved(folder)["max_pages"] == 50

@@ -202,7 +202,11 @@ def test_any_bytes_from_a_server_become_a_fetch_result(wire: Wire, answer: bytes
         assert 100 <= result.status <= 999
     assert len(result.body) <= LIMITS.max_body
     assert len(result.content) <= LIMITS.max_decoded
-    assert result.elapsed < LIMITS.total_timeout + 0.5
+    # Counted, not timed (the limits that bound a fetch's time are tested by error kind in
+    # fetch/test_hostile_fetch.py): one request per example, or two when the server hung up
+    # without a status line and aiohttp sent the GET again, as RFC 9112 9.3.1 allows once.
+    case = url.split("//", 1)[1].split(".", 1)[0]
+    assert 1 <= len(wire.server.hits(case)) <= (2 if result.status == 0 else 1)
 
 
 _codings = st.lists(

@@ -3,8 +3,12 @@
 The dispatcher is the only task that asks the frontier for work. It sleeps on an event that
 is set whenever the frontier changes (a URL added, a job done) or until the next host's delay
 runs out, so nothing polls. Workers fetch and pass results to the pipeline. The crawler owns
-every task it starts and stops them on the page target, the time limit, SIGINT/SIGTERM or an
-empty frontier, then flushes the stores and writes the reports.
+everything that runs: in one task group the dispatcher, the workers, the reporter and the
+progress painter (both wait on the ``ending`` event with their period as timeout, so a stop
+ends them at once); the database's writer thread (started here, joined when the database
+closes) and the report thread (joined when the ``Reporter`` exits). It stops on the page
+target, the time limit, SIGINT/SIGTERM, a store fault or an empty frontier, then flushes the
+stores and writes the reports.
 """
 
 from __future__ import annotations
@@ -19,18 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gossamer.config import CrawlConfig
+from gossamer.engine.backlog import DatabaseBacklog, build_frontier
 from gossamer.engine.partition import Part
-from gossamer.engine.pipeline import DatabaseBacklog, Pipeline, build_frontier
+from gossamer.engine.pipeline import Pipeline
 from gossamer.engine.progress import Progress
-from gossamer.engine.resume import (
-    CrawlLock,
-    catch_up,
-    holds_crawl,
-    load_snapshot,
-    rebuild_stats,
-    repair_tails,
-    save_snapshot,
-)
+from gossamer.engine.reporter import Reporter
+from gossamer.engine.resume import CrawlLock, holds_crawl, restore_part, resume_crawl
 from gossamer.engine.verdict import why_nothing
 from gossamer.errors import SeedError, StoreError
 from gossamer.fetch.fetcher import Fetcher, FetchLimits
@@ -38,7 +36,7 @@ from gossamer.fetch.resolver import parse_resolve
 from gossamer.frontier import Frontier, Job
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
-from gossamer.store import CdxjWriter, MetadataDB, WarcStore, write_reports
+from gossamer.store import CdxjWriter, MetadataDB, WarcStore
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +61,7 @@ class Crawler:
         self.stats = CrawlStats(concurrency=config.concurrency)
         self._stop_reason = ""
         self._wake = asyncio.Event()
+        self._ending = asyncio.Event()  # set on a stop, and when the dispatcher is done
         self._dispatched_pages = 0  # page jobs dispatched and not yet finished
         self._fault: StoreError | None = None  # the first store fault; it ends the crawl
 
@@ -71,6 +70,7 @@ class Crawler:
             log.info("stopping reason=%s", reason)
             self._stop_reason = reason
         self._wake.set()
+        self._ending.set()
 
     async def run(self) -> CrawlOutcome:
         """The whole crawl: lock the folder, start or resume, crawl, flush, report."""
@@ -90,33 +90,17 @@ class Crawler:
     def _frontier(self, db: MetadataDB, stats: CrawlStats) -> Frontier:
         return build_frontier(self._config.politeness, stats, backlog=DatabaseBacklog(db))
 
-    def _resume(self, db: MetadataDB, cdxj: CdxjWriter) -> Frontier:
-        """Bring the database level with the WARC files, then rebuild stats and frontier."""
-        config = self._config
-        saved = load_snapshot(db)
-        replayed = catch_up(config, db, cdxj)
-        backlog = db.prepare_resume()
-        self.stats = rebuild_stats(db, saved, config.concurrency)
-        frontier = self._frontier(db, self.stats)
-        frontier.restore(db.queued_urls(), backlog)
-        log.warning(
-            "resuming crawl in %s: %d pages so far, %d URLs queued, %d records replayed",
-            config.out,
-            self.stats.pages,
-            frontier.pending,
-            replayed,
-        )
+    def _resume(self, db: MetadataDB) -> Frontier:
+        """Bring the database level with the WARC files, then rebuild stats and frontier.
+
+        Before the stores open: the torn tail of the newest WARC file is cut first.
+        """
+        self.stats, frontier = resume_crawl(self._config, db)
         return frontier
 
     def _restore_part(self, db: MetadataDB, part: Part) -> Frontier:
         """A worker's share of a resumed crawl; the coordinator already replayed the WARC tail."""
-        saved = load_snapshot(db)
-        self.stats = rebuild_stats(db, None, self._config.concurrency, keep=part.mine_host)
-        if saved:
-            self.stats.elapsed_before = float(saved.get("duration_seconds", 0.0))
-        frontier = self._frontier(db, self.stats)
-        backlog = {h: n for h, n in db.backlog_counts().items() if part.mine_host(h)}
-        frontier.restore((u for u in db.queued_urls() if part.mine(u)), backlog)
+        self.stats, frontier = restore_part(self._config, db, part)
         return frontier
 
     def _inbound(self, pipeline: Pipeline, batch: list[tuple[str, int, str | None]]) -> None:
@@ -133,37 +117,24 @@ class Crawler:
         out = config.out
         resuming = holds_crawl(out, db)
         part = self._part
-        if part is None and resuming:
-            repair_tails(out, db)
-        prefix = "gossamer" if part is None else f"gossamer-w{part.index}"
-        warc = WarcStore(out / "warc", prefix=prefix, max_file_bytes=config.warc_max_bytes)
-        cdxj = CdxjWriter(out / ("index.cdxj" if part is None else f"index-w{part.index}.cdxj"))
         if part is not None:
             frontier = self._restore_part(db, part) if resuming else self._frontier(db, self.stats)
         elif resuming:
-            frontier = self._resume(db, cdxj)
+            frontier = self._resume(db)
         else:
             frontier = self._frontier(db, self.stats)
+        prefix = "gossamer" if part is None else f"gossamer-w{part.index}"
+        warc = WarcStore(out / "warc", prefix=prefix, max_file_bytes=config.warc_max_bytes)
+        cdxj = CdxjWriter(out / ("index.cdxj" if part is None else f"index-w{part.index}.cdxj"))
         pipeline = Pipeline(
             config, frontier=frontier, stats=self.stats, warc=warc, cdxj=cdxj, db=db, part=part
         )
-        if resuming:
-            # Rules still valid are not fetched again; each worker takes its own hosts'.
-            pipeline.restore_robots(keep=part.mine if part is not None else lambda origin: True)
         for seed in self._seeds.seeds:
             if part is None or part.mine(seed.urls[0]):
                 pipeline.admit(seed.urls[0], 0, None, fallbacks=seed.urls[1:])
         if part is not None:
             loop = asyncio.get_running_loop()
             part.listen(loop, lambda batch: self._inbound(pipeline, batch), self.stop)
-        limits = FetchLimits(
-            connect_timeout=config.fetch.connect_timeout,
-            read_timeout=config.fetch.read_timeout,
-            total_timeout=config.fetch.total_timeout,
-            max_body=config.fetch.max_body,
-            max_decoded=config.fetch.max_decoded,
-            keep_types=config.fetch.keep_types,
-        )
         loop = asyncio.get_running_loop()
         if part is None:
             self._install_signals(loop)
@@ -172,21 +143,17 @@ class Crawler:
             remaining = config.time_limit - self.stats.elapsed_before
             loop.call_later(max(0.0, remaining), self.stop, "time")
         progress = Progress(self.stats, frontier, enabled=config.progress and sys.stderr.isatty())
+        # A worker leaves the reports to the coordinator, which sees the whole crawl.
+        reporter = Reporter(out, db, self.stats) if part is None else None
+        db.start_writer(on_fault=lambda exc: _call_soon(loop, self._fail, exc))
         try:
-            async with Fetcher(
-                user_agent=config.fetch.user_agent,
-                limits=limits,
-                resolve=tuple(parse_resolve(entry) for entry in config.resolve),
-                allow_private=config.fetch.allow_private,
-                connections=config.concurrency,
-                max_per_ip=config.politeness.max_per_ip,
-                ca_file=config.fetch.ca_file,
-            ) as fetcher:
-                await self._crawl(frontier, fetcher, pipeline, db, progress)
+            async with self._fetcher() as fetcher:
+                await self._crawl(frontier, fetcher, pipeline, progress, reporter)
         finally:
             self._remove_signals(loop)
             progress.close()
-            self._finish(warc, cdxj, db)
+            with reporter or contextlib.nullcontext():
+                await self._finish(warc, cdxj, db, reporter)
         if self._fault is not None:
             raise self._fault
         reason = self._stop_reason or "exhausted"
@@ -194,25 +161,46 @@ class Crawler:
             raise SeedError(f"bad seed: nothing was crawled: {why_nothing(self.stats)}")
         return CrawlOutcome(self.stats, reason)
 
+    def _fetcher(self) -> Fetcher:
+        config = self._config
+        limits = FetchLimits(
+            connect_timeout=config.fetch.connect_timeout,
+            read_timeout=config.fetch.read_timeout,
+            total_timeout=config.fetch.total_timeout,
+            max_body=config.fetch.max_body,
+            max_decoded=config.fetch.max_decoded,
+            keep_types=config.fetch.keep_types,
+        )
+        return Fetcher(
+            user_agent=config.fetch.user_agent,
+            limits=limits,
+            resolve=tuple(parse_resolve(entry) for entry in config.resolve),
+            allow_private=config.fetch.allow_private,
+            connections=config.concurrency,
+            max_per_ip=config.politeness.max_per_ip,
+            ca_file=config.fetch.ca_file,
+        )
+
     async def _crawl(
         self,
         frontier: Frontier,
         fetcher: Fetcher,
         pipeline: Pipeline,
-        db: MetadataDB,
         progress: Progress,
+        reporter: Reporter | None,
     ) -> None:
         jobs: asyncio.Queue[Job | None] = asyncio.Queue(maxsize=self._config.concurrency)
-        workers = self._config.concurrency
-        reporter = asyncio.create_task(self._report_loop(db))
-        painter = asyncio.create_task(progress.run())
-        try:
-            async with asyncio.TaskGroup() as group:
-                tasks = [
-                    group.create_task(self._worker(jobs, fetcher, pipeline)) for _ in range(workers)
-                ]
+        async with asyncio.TaskGroup() as group:
+            group.create_task(progress.run(self._ending))
+            if reporter is not None:
+                group.create_task(self._report_loop(reporter))
+            tasks = [
+                group.create_task(self._worker(jobs, fetcher, pipeline))
+                for _ in range(self._config.concurrency)
+            ]
+            try:
                 await self._dispatch(frontier, jobs)
-                for _ in range(workers):
+                for _ in tasks:
                     await jobs.put(None)
                 if self._stop_reason in ("signal", "time"):
                     # Give in-flight fetches a moment, then cut them off: they are recorded
@@ -220,13 +208,8 @@ class Crawler:
                     _, late = await asyncio.wait(tasks, timeout=STOP_GRACE)
                     for task in late:
                         task.cancel()
-        finally:
-            reporter.cancel()
-            painter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reporter
-            with contextlib.suppress(asyncio.CancelledError):
-                await painter
+            finally:
+                self._ending.set()  # the reporter and the painter end with the crawl
 
     async def _dispatch(self, frontier: Frontier, jobs: asyncio.Queue[Job | None]) -> None:
         target = self._config.max_pages
@@ -301,34 +284,31 @@ class Crawler:
             self._fault = exc
         self.stop("store error")
 
-    def _finish(self, warc: WarcStore, cdxj: CdxjWriter, db: MetadataDB) -> None:
+    async def _finish(
+        self, warc: WarcStore, cdxj: CdxjWriter, db: MetadataDB, reporter: Reporter | None
+    ) -> None:
         """Close every store even if some fail, so each keeps what it could write."""
-        steps: list[Callable[[], None]] = [warc.close, cdxj.close, db.flush]
-        if self._part is None:
-            # A worker leaves the reports to the coordinator, which sees the whole crawl.
-            steps.append(lambda: write_reports(self._config.out, self.stats, db))
-            steps.append(lambda: save_snapshot(db, self.stats))
-        steps.append(db.close)
-        for step in steps:
+        for step in (warc.close, cdxj.close, db.flush):
             try:
                 step()
             except StoreError as exc:
                 self._fail(exc)
-
-    async def _report_loop(self, db: MetadataDB) -> None:
-        if self._part is not None:
-            return  # a worker leaves the reports to the coordinator, which sees the whole crawl
-        interval = self._config.report_interval
-        while True:
-            # A timer, not a wait for a condition: reports are rewritten on a fixed period.
-            await asyncio.sleep(interval)
+        if reporter is not None:
             try:
-                db.flush()
-                write_reports(self._config.out, self.stats, db)
-                save_snapshot(db, self.stats)
+                await reporter.write()
             except StoreError as exc:
                 self._fail(exc)
-                return
+        try:
+            db.close()  # joins the writer thread
+        except StoreError as exc:
+            self._fail(exc)
+
+    async def _report_loop(self, reporter: Reporter) -> None:
+        """Rewrite the reports on a fixed period until the crawl ends or they fail."""
+        try:
+            await reporter.every(self._config.report_interval, self._ending)
+        except StoreError as exc:
+            self._fail(exc)
 
     def _install_signals(self, loop: asyncio.AbstractEventLoop) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -346,6 +326,14 @@ class Crawler:
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(sig)
+
+
+def _call_soon(
+    loop: asyncio.AbstractEventLoop, call: Callable[[StoreError], None], exc: StoreError
+) -> None:
+    """Run ``call(exc)`` on the loop's thread (from the database's writer thread)."""
+    with contextlib.suppress(RuntimeError):  # the loop has closed: the crawl is over anyway
+        loop.call_soon_threadsafe(call, exc)
 
 
 __all__ = ["CrawlOutcome", "Crawler"]

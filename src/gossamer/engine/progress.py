@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
 
@@ -28,12 +29,16 @@ class Progress:
             f"errors {sum(stats.errors.values()):>5}  {stats.bytes / 1e6:9.1f} MB"
         )
 
-    async def run(self) -> None:
+    async def run(self, ending: asyncio.Event) -> None:
+        """Repaint every ``REFRESH`` seconds until ``ending`` is set."""
         if not self._enabled:
             return
-        while True:
-            # A repaint timer, not a wait for a condition: the display refreshes at a fixed rate.
-            await asyncio.sleep(REFRESH)
+        while not ending.is_set():
+            # The display refreshes at a fixed rate; the end of the crawl cuts the wait short.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(REFRESH):
+                    await ending.wait()
+                    return
             sys.stderr.write("\r" + self.line(time.time()))
             sys.stderr.flush()
             self._painted = True

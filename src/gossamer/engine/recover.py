@@ -1,8 +1,9 @@
 """``gossamer recover DIR``: rebuild the database, the CDXJ index and the reports from WARC.
 
 For when ``crawl.db`` is lost or damaged (seed 000's "merger"). A missing, corrupt or
-incompatible database is moved aside, never deleted, and rebuilt: every response record is
-replayed through the same recording code a live crawl uses (see ``replay``); the metadata
+incompatible database is moved aside, never deleted, and rebuilt: the same recovery sequence
+as a resume (``resume.level``) replays every response record through the same recording code
+a live crawl uses (see ``replay``), then the statistics are recounted; the metadata
 records Gossamer writes beside each response give back the depth, referrer and fetch time. A
 healthy database is kept, brought level with the WARC files, and its saved statistics (duration,
 robots.txt status, refusals) carried over. The index is rebuilt from every record either way.
@@ -14,25 +15,25 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gossamer.config import CrawlConfig, config_from_json, config_to_json
-from gossamer.engine.pipeline import Pipeline, build_frontier
-from gossamer.engine.replay import DamageReport, Reconciliation, reconcile
+from gossamer.engine.replay import DamageReport
 from gossamer.engine.resume import (
     CrawlLock,
+    Leveled,
+    level,
     load_snapshot,
     rebuild_stats,
-    repair_tails,
     save_snapshot,
 )
 from gossamer.errors import ConfigError, StoreError
+from gossamer.robots import lasting_answer, product_token
 from gossamer.stats import CrawlStats
-from gossamer.store import CdxjWriter, MetadataDB, write_reports
+from gossamer.store import MetadataDB, crawl_db_problem, write_reports
 from gossamer.store.warcscan import CRAWL_NAME, Cut
 from gossamer.urls import host_of
 
@@ -94,27 +95,6 @@ def save_config(folder: Path, config: CrawlConfig, seeds: list[tuple[str, ...]])
         raise StoreError(f"cannot write {folder / SAVED_CONFIG}: {exc.strerror}") from exc
 
 
-def _health(database: Path) -> str:
-    """Why ``crawl.db`` cannot be kept ("" if it can): missing, corrupt or incompatible."""
-    if not database.exists():
-        return "missing"
-    try:
-        conn = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            (verdict,) = conn.execute("PRAGMA quick_check").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        return f"unreadable: {exc}"
-    if verdict != "ok":
-        return f"corrupt: {verdict}"
-    try:
-        MetadataDB(database).close()  # schema and version, upgraded if it is an older one
-    except StoreError as exc:
-        return str(exc)
-    return ""
-
-
 def _move_aside(folder: Path) -> Path | None:
     database = folder / "crawl.db"
     if not database.exists():
@@ -141,23 +121,23 @@ def recover(folder: Path) -> Recovery:
     config = saved[0] if saved else CrawlConfig(seeds=Path(), out=folder)
     seeds = saved[1] if saved else []
     with CrawlLock(folder):
-        why = _health(folder / "crawl.db")
+        why = crawl_db_problem(folder / "crawl.db")
         moved = _move_aside(folder) if why else None
         if why:
             log.warning("crawl.db %s: rebuilding it from the WARC files", why)
         db = MetadataDB(folder / "crawl.db")
         try:
             snapshot = None if why else load_snapshot(db)
-            cuts = repair_tails(folder, db)
-            outcome, pages = _rebuild(folder, config, seeds, db, snapshot)
+            leveled, pages = _rebuild(folder, config, seeds, db, snapshot)
         finally:
             db.close()
+    outcome = leveled.outcome
     return Recovery(
         records=outcome.records,
         pages=pages,
         moved_aside=moved,
         why_moved=why,
-        cuts=tuple(cuts),
+        cuts=leveled.cuts,
         damage=tuple(outcome.damage),
         foreign=tuple(outcome.foreign),
         unreadable=tuple(outcome.unreadable),
@@ -171,40 +151,27 @@ def _rebuild(
     seeds: list[tuple[str, ...]],
     db: MetadataDB,
     snapshot: dict[str, Any] | None,
-) -> tuple[Reconciliation, int]:
-    """Replay the WARC files into ``db``, rebuild the index, recount and write the reports."""
-    stats = CrawlStats(concurrency=config.concurrency)
-    # Replay only deduplicates; nothing is fetched, so nothing needs to spill.
-    frontier = build_frontier(config.politeness, stats, window=1 << 30)
-    frontier.restore(db.queued_urls(), {})
+) -> tuple[Leveled, int]:
+    """Level ``db`` with the WARC files into a fresh index, recount, write the reports."""
     fresh = folder / ".index.cdxj.rebuild"
     fresh.unlink(missing_ok=True)
-    cdxj = CdxjWriter(fresh)
-    pipeline = Pipeline(config, frontier=frontier, stats=stats, warc=None, cdxj=cdxj, db=db)
-    for urls in seeds:
-        pipeline.admit(urls[0], 0, None, fallbacks=urls[1:])
-    outcome = reconcile(folder / "warc", db, pipeline, cdxj, reindex=True)
-    cdxj.close()
+    leveled = level(config, db, index=fresh, seeds=seeds, reindex=True)
     fresh.replace(folder / "index.cdxj")
-    db.prepare_resume()
     rebuilt = rebuild_stats(db, snapshot, config.concurrency)
     if snapshot is None:
         # No saved duration: the crawl lasted at least from its first record to its last.
-        rebuilt.elapsed_before = outcome.span
-    _robots_status(db, pipeline, stats, rebuilt)
+        rebuilt.elapsed_before = leveled.outcome.span
+    _robots_status(db, rebuilt, product_token(config.fetch.user_agent))
     rebuilt.started = time.time()  # the duration is what was carried over, nothing more
     write_reports(folder, rebuilt, db, now=rebuilt.started)
     save_snapshot(db, rebuilt)
-    return outcome, rebuilt.pages
+    return leveled, rebuilt.pages
 
 
-def _robots_status(
-    db: MetadataDB, pipeline: Pipeline, replayed: CrawlStats, rebuilt: CrawlStats
-) -> None:
+def _robots_status(db: MetadataDB, rebuilt: CrawlStats, product: str) -> None:
     """Robots.txt status of the hosts the snapshot says nothing about, from the answers kept
     in crawl.db (an unavailable robots.txt is not kept, so its host stays "unknown")."""
     for origin, status, body, _ in db.robots_answers():
-        host = host_of(origin)
-        if rebuilt.host(host).robots_status == "unknown":
-            pipeline.robots_answer(status, body, host)
-            rebuilt.host(host).robots_status = replayed.host(host).robots_status
+        host = rebuilt.host(host_of(origin))
+        if host.robots_status == "unknown":
+            host.robots_status = lasting_answer(status, body, product).status

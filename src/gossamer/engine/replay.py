@@ -1,7 +1,8 @@
 """Bringing ``crawl.db`` level with the WARC files: the replay half of resume and recover.
 
-Data flow: the crawl's WARC files (store) -> **replay** -> the pipeline's recording half ->
-``crawl.db`` and ``index.cdxj``. Nothing is fetched.
+Data flow: the crawl's WARC files (store) -> **replay** -> the recorder (the same recording
+code a live crawl uses, with no archive) -> ``crawl.db`` and ``index.cdxj``. Nothing is
+fetched.
 
 The WARC files are the source of truth, and the rules are:
 
@@ -19,31 +20,32 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from io import BytesIO
 from pathlib import Path
 
-from warcio.archiveiterator import ArchiveIterator
-from warcio.exceptions import ArchiveLoadFailed
-from warcio.recordloader import ArcWarcRecord
-
-from gossamer.engine.pipeline import Pipeline
+from gossamer.engine.recorder import Recorder
 from gossamer.fetch import FetchResult
-from gossamer.fetch.decode import DecodeError, decode_body
 from gossamer.frontier import Job
 from gossamer.store import CdxjWriter, MetadataDB, WarcLocation
 from gossamer.store.cdxj import prune_cdxj
+from gossamer.store.records import (
+    EPOCH,
+    MAX_DECODED,
+    ArchivedResponse,
+    RecordError,
+    metadata_fields,
+    parse_response,
+    warc_time,
+)
 from gossamer.store.warcscan import Damage, Member, crawl_files, order_key, scan
-from gossamer.urls import host_of
+from gossamer.urls import as_host
 
 __all__ = ["DamageReport", "Reconciliation", "reconcile"]
 
 log = logging.getLogger(__name__)
 
-_DECODE_LIMIT = 20_000_000
 _BUFFERED = 1000  # replayed rows tracked in memory before they are flushed to crawl.db
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 # When a record was made, for "last record wins": (WARC-Date in microseconds, file order,
 # offset). The microseconds come from the same rounding the writer used for WARC-Date.
@@ -99,15 +101,22 @@ class _Pending:
 
 
 def reconcile(
-    folder: Path, db: MetadataDB, pipeline: Pipeline, cdxj: CdxjWriter, *, reindex: bool = False
+    folder: Path,
+    db: MetadataDB,
+    recorder: Recorder,
+    cdxj: CdxjWriter,
+    *,
+    reindex: bool = False,
+    max_decoded: int = MAX_DECODED,
 ) -> Reconciliation:
     """Make ``crawl.db`` agree with the WARC files in ``folder``; see the module docstring.
 
     ``reindex`` writes a CDXJ line for every record read (``recover`` rebuilds the index);
     otherwise only replayed records get one, and lines of records that are gone are dropped.
+    ``max_decoded`` caps a decoded body, as the crawl's ``fetch.max_decoded`` did.
     """
     files = crawl_files(folder, db.recorded_files())
-    replayer = _Replayer(db, pipeline, cdxj, reindex)
+    replayer = _Replayer(db, recorder, cdxj, reindex, max_decoded)
     replayer.outcome.foreign = [path.name for path in files.foreign]
     for path in files.ours:
         replayer.read_file(path)
@@ -119,12 +128,15 @@ def reconcile(
 
 
 class _Replayer:
-    def __init__(self, db: MetadataDB, pipeline: Pipeline, cdxj: CdxjWriter, reindex: bool):
+    def __init__(
+        self, db: MetadataDB, recorder: Recorder, cdxj: CdxjWriter, reindex: bool, cap: int
+    ) -> None:
         self.outcome = Reconciliation()
         self._db = db
-        self._pipeline = pipeline
+        self._recorder = recorder
         self._cdxj = cdxj
         self._reindex = reindex
+        self._cap = cap
         self._buffered: dict[str, _Key] = {}  # rows replayed and perhaps not yet committed
         self._stale: list[tuple[str, str, int]] = []  # rows pointing at no usable record
         self._gone: dict[str, list[tuple[int, int]]] = {}  # file -> stretches without records
@@ -145,7 +157,7 @@ class _Replayer:
                     self._settle(pending, {})
                     pending = self._response(name, item, rows, matched)
                 elif kind == "metadata" and _describes(item, pending):
-                    self._settle(pending, _fields(item.data))
+                    self._settle(pending, metadata_fields(item.data))
                     pending = None
         except OSError as exc:
             # Its rows are left alone: the records may well be there, only unreadable now.
@@ -163,7 +175,7 @@ class _Replayer:
     ) -> _Pending | None:
         headers = member.headers
         url = headers.get("warc-target-uri", "")
-        when = _usec(_parse_date(headers.get("warc-date", "")))
+        when = _usec(warc_time(headers.get("warc-date", "")))
         self._saw(when)
         key: _Key = (when, order_key(name), member.offset)
         if rows.get(member.offset) == (url, member.length):
@@ -186,7 +198,7 @@ class _Replayer:
         return (when, order_key(name or ""), -1 if offset is None else offset)
 
     def _settle(self, pending: _Pending | None, fields: dict[str, str]) -> None:
-        """Apply a response record (with its metadata fields) through the pipeline."""
+        """Apply a response record (with its metadata fields) through the recorder."""
         if pending is None:
             return
         member = pending.member
@@ -196,11 +208,11 @@ class _Replayer:
         job, result, location = exchange
         self._cdxj.add(result, location)
         if job.robots:
-            self._pipeline.record_robots(job, result, location)
+            self._recorder.record_robots(job, result, location)
         else:
             # The URL's own "discovered" row may have been lost with the last batch.
             self._db.add_discovered([(job.url, job.host, job.depth, job.referrer)])
-            self._pipeline.record_page(job, result, location)
+            self._recorder.record_page(job, result, location)
         self.outcome.replayed += 1
         self._buffered[job.url] = pending.key
         if len(self._buffered) >= _BUFFERED:
@@ -215,16 +227,13 @@ class _Replayer:
         self, name: str, member: Member, fields: dict[str, str]
     ) -> tuple[Job, FetchResult, WarcLocation] | None:
         try:
-            record = next(iter(ArchiveIterator(BytesIO(member.data))))
-            body = record.raw_stream.read()
-            result = _result(record, body)
-        except (ArchiveLoadFailed, StopIteration, ValueError, EOFError) as exc:
+            record = parse_response(member.data, self._cap)
+        except RecordError as exc:
             log.debug("unreadable record in %s at %d: %s", name, member.offset, exc)
             self._damaged(name, member.offset, member.offset + member.length, "unreadable record")
             return None
         millis = fields.get("fetchTimeMs", "")
-        if millis.isdigit():
-            result = replace(result, elapsed=int(millis) / 1000)
+        result = _result(record, int(millis) / 1000 if millis.isdigit() else 0.0)
         digest = member.headers.get("warc-payload-digest", "")
         location = WarcLocation(name, member.offset, member.length, digest)
         return _job(result, fields), result, location
@@ -295,23 +304,12 @@ def _describes(metadata: Member, pending: _Pending | None) -> bool:
     return pending is not None and metadata.headers.get("warc-concurrent-to") == pending.record_id
 
 
-def _fields(data: bytes) -> dict[str, str]:
-    """The ``application/warc-fields`` block of a metadata record."""
-    block = data[data.find(b"\r\n\r\n") + 4 :]
-    fields: dict[str, str] = {}
-    for line in block.decode("utf-8", "replace").splitlines():
-        key, sep, value = line.partition(":")
-        if sep:
-            fields[key.strip()] = value.strip()
-    return fields
-
-
 def _job(result: FetchResult, fields: dict[str, str]) -> Job:
     depth = fields.get("gossamer-depth", "0")
     host = fields.get("gossamer-host") or result.url
     # Crawls before schema 2 wrote the origin here; the politeness key is the host name.
     with contextlib.suppress(ValueError):
-        host = host_of(host) if "://" in host else host
+        host = as_host(host)
     return Job(
         url=result.url,
         host=host,
@@ -321,42 +319,26 @@ def _job(result: FetchResult, fields: dict[str, str]) -> Job:
     )
 
 
-def _result(record: ArcWarcRecord, body: bytes) -> FetchResult:
-    headers = record.http_headers
-    url = record.rec_headers.get_header("WARC-Target-URI") or ""
-    code, _, reason = (headers.statusline or "0").partition(" ")
-    content_type = headers.get_header("Content-Type") or ""
-    error = ""
-    content = b""
-    truncated = bool(record.rec_headers.get_header("WARC-Truncated"))
-    try:
-        content = decode_body(body, headers.get_header("Content-Encoding"), _DECODE_LIMIT)
-    except DecodeError as exc:
-        error = exc.kind
-    if truncated and not url.endswith("/robots.txt"):
+def _result(record: ArchivedResponse, elapsed: float) -> FetchResult:
+    """The fetch result an archived response stands for, as the live crawl recorded it."""
+    error = record.decode_error
+    if record.truncated and not record.url.endswith("/robots.txt"):
         error = "too_large"
     return FetchResult(
-        url=url,
-        status=int(code) if code.isdigit() else 0,
-        reason=reason,
-        response_headers=tuple((k, v) for k, v in headers.headers),
-        body=body,
-        content=content,
-        content_type=content_type,
-        started_at=_parse_date(record.rec_headers.get_header("WARC-Date") or "").timestamp(),
-        elapsed=0.0,
-        remote_ip=record.rec_headers.get_header("WARC-IP-Address") or "",
+        url=record.url,
+        status=record.status,
+        reason=record.reason,
+        response_headers=record.headers,
+        body=record.body,
+        content=record.content,
+        content_type=record.content_type,
+        started_at=warc_time(record.date).timestamp(),
+        elapsed=elapsed,
+        remote_ip=record.remote_ip,
         error=error,
-        truncated=truncated,
+        truncated=record.truncated,
     )
 
 
-def _parse_date(value: str) -> datetime:
-    with contextlib.suppress(ValueError):
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return _EPOCH
-
-
 def _usec(moment: datetime) -> int:
-    return (moment - _EPOCH) // timedelta(microseconds=1)
+    return (moment - EPOCH) // timedelta(microseconds=1)

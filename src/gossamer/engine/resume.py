@@ -3,72 +3,74 @@
 The WARC files are the source of truth. Each response is written to them (and handed to the
 OS) before its row reaches ``crawl.db``, whose writes are batched; so after ``kill -9`` the
 database may lack the last few hundred exchanges, and the last record of the newest WARC file
-of each writer may be torn. On resume that torn tail, and only that, is cut off (a copy is kept
-beside the file); then ``gossamer.engine.replay`` brings the database level with the WARC
-files without fetching anything. ``gossamer recover`` does the same, into a fresh database
-when the old one is missing, corrupt or incompatible.
+of each writer may be torn. Every way back into a crawl folder runs the same sequence:
+
+1. the caller takes the folder's lock (:class:`CrawlLock`) and opens ``crawl.db``;
+2. :func:`level`: the torn tails, and only those, are cut off (a copy is kept beside the
+   file); ``gossamer.engine.replay`` brings the database level with the WARC files without
+   fetching anything; every queued but unfetched URL becomes disk backlog again;
+3. the statistics are recounted from the rows (:func:`rebuild_stats`);
+4. the frontier is rebuilt: seen-set, backlog, and the robots.txt answers still valid.
+
+A crawl resumes with :func:`resume_crawl` (all of it), the coordinator of a ``--workers``
+crawl runs step 2 and each worker steps 3-4 for its own hosts (:func:`restore_part`), and
+``gossamer recover`` steps 2-3, into a fresh database when the old one is missing, corrupt or
+incompatible.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
-import os
-import sqlite3
-from collections.abc import Callable, Collection
+import time
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from gossamer.config import CrawlConfig
-from gossamer.engine.pipeline import Pipeline, build_frontier
-from gossamer.engine.replay import reconcile
+from gossamer.engine.admission import Admitter
+from gossamer.engine.backlog import DatabaseBacklog, build_frontier
+from gossamer.engine.partition import Part
+from gossamer.engine.recorder import Recorder, note_robots
+from gossamer.engine.replay import Reconciliation, reconcile
 from gossamer.errors import StoreError
+from gossamer.frontier import Frontier
+from gossamer.lockfile import PidLock
+from gossamer.robots import lasting_answer, product_token
 from gossamer.stats import CrawlStats
-from gossamer.store import CdxjWriter, MetadataDB
+from gossamer.store import CdxjWriter, MetadataDB, recorded_files
 from gossamer.store.cdxj import repair_cdxj
 from gossamer.store.warcscan import CRAWL_NAME, Cut, crawl_files, repair_tail
+from gossamer.urls import host_of
 
 log = logging.getLogger(__name__)
 
 LOCK_NAME = ".gossamer.lock"
 _UNRECORDED_ERRORS = frozenset({"bad_redirect", "redirect_chain"})
+_NO_LIMIT = 1 << 30  # a replay only deduplicates: its frontier never spills
 
 
 class CrawlLock:
     """An exclusive lock on a crawl folder, released by the kernel even after ``kill -9``."""
 
     def __init__(self, folder: Path) -> None:
-        self._path = folder / LOCK_NAME
-        self._handle: IO[str] | None = None
+        self._lock = PidLock(folder / LOCK_NAME)
 
     def __enter__(self) -> CrawlLock:
+        path = self._lock.path
         try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            handle = self._path.open("a+", encoding="utf-8")
+            holder = self._lock.acquire()
         except OSError as exc:
-            raise StoreError(f"cannot create lock file {self._path}: {exc.strerror}") from exc
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "unknown"
-            handle.close()
+            raise StoreError(f"cannot create lock file {path}: {exc.strerror}") from exc
+        if holder is not None:
             raise StoreError(
-                f"crawl folder {self._path.parent} is in use by another crawl (pid {holder})"
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"{os.getpid()}\n")
-        handle.flush()
-        self._handle = handle
+                f"crawl folder {path.parent} is in use by another crawl (pid {holder})"
+            )
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._handle is not None:
-            fcntl.flock(self._handle, fcntl.LOCK_UN)
-            self._handle.close()
-            self._handle = None
+        self._lock.release()
 
 
 def holds_crawl(out: Path, db: MetadataDB) -> bool:
@@ -88,7 +90,7 @@ def repair_tails(out: Path, db: MetadataDB | None = None) -> list[Cut]:
 
     ``db`` says which WARC files the crawl wrote; without it ``crawl.db`` is read directly.
     """
-    recorded = db.recorded_files() if db is not None else _recorded_files(out / "crawl.db")
+    recorded = db.recorded_files() if db is not None else recorded_files(out / "crawl.db")
     cuts = repair_last_warc(out / "warc", recorded)
     for index in sorted(out.glob("index*.cdxj")):
         repair_cdxj(index)
@@ -119,32 +121,150 @@ def repair_last_warc(folder: Path, recorded: Collection[str]) -> list[Cut]:
     return cuts
 
 
-def _recorded_files(database: Path) -> set[str]:
-    """The WARC files ``crawl.db``'s rows point into, read without writing anything."""
-    if not database.exists():
-        return set()
-    try:
-        conn = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            rows = conn.execute("SELECT DISTINCT warc_file FROM pages WHERE warc_file IS NOT NULL")
-            return {str(name) for (name,) in rows}
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return set()  # a damaged database is refused when it is opened, with the reason
+def catch_up(
+    config: CrawlConfig,
+    db: MetadataDB,
+    cdxj: CdxjWriter,
+    *,
+    seeds: Sequence[tuple[str, ...]] = (),
+    reindex: bool = False,
+) -> Reconciliation:
+    """Bring the database level with the WARC files, CDXJ lines into ``cdxj``.
 
-
-def catch_up(config: CrawlConfig, db: MetadataDB, cdxj: CdxjWriter) -> int:
-    """Bring the database level with the WARC files; returns how many records were replayed.
-
-    See ``gossamer.engine.replay``: missing rows are replayed, rows of records that are gone
-    are removed and their URLs queued again, and damage and foreign files are reported.
+    See ``gossamer.engine.replay``: missing rows are replayed through a recorder that writes
+    no WARC, rows of records that are gone are removed and their URLs queued again, and
+    damage and foreign files are reported. ``seeds`` are admitted first (``recover`` into an
+    empty database); ``reindex`` indexes every record read, not only the replayed ones.
     """
-    # Replay needs only the seen-set for deduplication; its frontier is thrown away.
-    scratch = build_frontier(config.politeness, CrawlStats(), window=1 << 30)
+    stats = CrawlStats()  # what replay counts is recounted from the rows afterwards
+    scratch = build_frontier(config.politeness, stats, window=_NO_LIMIT)
     scratch.restore(db.queued_urls(), {})
-    replayer = Pipeline(config, frontier=scratch, stats=CrawlStats(), warc=None, cdxj=cdxj, db=db)
-    return reconcile(config.out / "warc", db, replayer, cdxj).replayed
+    admitter = Admitter(config.scope, frontier=scratch, stats=stats, db=db)
+    for urls in seeds:
+        admitter.admit(urls[0], 0, None, fallbacks=urls[1:])
+    recorder = Recorder(
+        admitter=admitter,
+        stats=stats,
+        db=db,
+        respect_nofollow=config.politeness.respect_nofollow,
+        max_redirects=config.fetch.max_redirects,
+    )
+    return reconcile(
+        config.out / "warc",
+        db,
+        recorder,
+        cdxj,
+        reindex=reindex,
+        max_decoded=config.fetch.max_decoded,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Leveled:
+    """What bringing a crawl folder level with its WARC files found and did."""
+
+    cuts: tuple[Cut, ...]  # torn tails cut off (each kept in a .torn file)
+    outcome: Reconciliation
+    backlog: dict[str, int]  # unfetched URLs per host, now disk backlog
+
+
+def level(
+    config: CrawlConfig,
+    db: MetadataDB,
+    *,
+    index: Path | None = None,
+    seeds: Sequence[tuple[str, ...]] = (),
+    reindex: bool = False,
+    sort_index: bool = True,
+) -> Leveled:
+    """Step 2 of every recovery, under the caller's lock: cut the torn tails, replay what
+    ``crawl.db`` missed (CDXJ lines into ``index``, by default the crawl's ``index.cdxj``),
+    and turn every queued but unfetched URL into disk backlog.
+
+    ``sort_index`` False leaves the index to be sorted by the writer that appends next.
+    """
+    cuts = repair_tails(config.out, db)
+    cdxj = CdxjWriter(index or config.out / "index.cdxj")
+    try:
+        outcome = catch_up(config, db, cdxj, seeds=seeds, reindex=reindex)
+    finally:
+        cdxj.close(sort=sort_index)
+    return Leveled(tuple(cuts), outcome, db.prepare_resume())
+
+
+def resume_crawl(config: CrawlConfig, db: MetadataDB) -> tuple[CrawlStats, Frontier]:
+    """The whole sequence for one crawler picking its folder up: level, stats, frontier.
+
+    Run before the crawl opens its WARC and CDXJ writers, so the torn tail of the newest
+    WARC file is cut before a new file is started.
+    """
+    saved = load_snapshot(db)
+    leveled = level(config, db, sort_index=False)  # the crawl's index writer sorts at its end
+    stats = rebuild_stats(db, saved, config.concurrency)
+    frontier = _frontier(config, db, stats, seen=db.queued_urls(), backlog=leveled.backlog)
+    log.warning(
+        "resuming crawl in %s: %d pages so far, %d URLs queued, %d records replayed",
+        config.out,
+        stats.pages,
+        frontier.pending,
+        leveled.outcome.replayed,
+    )
+    return stats, frontier
+
+
+def restore_part(config: CrawlConfig, db: MetadataDB, part: Part) -> tuple[CrawlStats, Frontier]:
+    """A worker's share of a resumed crawl (the coordinator already levelled the folder):
+    statistics and frontier of the hosts it owns."""
+    saved = load_snapshot(db)
+    stats = rebuild_stats(db, None, config.concurrency, keep=part.mine_host)
+    if saved:
+        stats.elapsed_before = float(saved.get("duration_seconds", 0.0))
+    backlog = {host: n for host, n in db.backlog_counts().items() if part.mine_host(host)}
+    seen = (url for url in db.queued_urls() if part.mine(url))
+    return stats, _frontier(config, db, stats, seen=seen, backlog=backlog, keep=part.mine)
+
+
+def _frontier(
+    config: CrawlConfig,
+    db: MetadataDB,
+    stats: CrawlStats,
+    *,
+    seen: Iterable[str],
+    backlog: dict[str, int],
+    keep: Callable[[str], bool] = lambda origin: True,
+) -> Frontier:
+    """Step 4: the frontier with its seen-set, its disk backlog and the valid robots.txt
+    answers of the origins ``keep`` accepts."""
+    frontier = build_frontier(config.politeness, stats, backlog=DatabaseBacklog(db))
+    frontier.restore(seen, backlog)
+    restore_robots(config, db, frontier, stats, keep=keep)
+    return frontier
+
+
+def restore_robots(
+    config: CrawlConfig,
+    db: MetadataDB,
+    frontier: Frontier,
+    stats: CrawlStats,
+    *,
+    keep: Callable[[str], bool] = lambda origin: True,
+    now: float | None = None,
+) -> int:
+    """Install every kept robots.txt answer that is still valid, with the lifetime it has
+    left, so it is not fetched again; how many."""
+    ttl = config.politeness.robots_ttl
+    now = time.time() if now is None else now
+    product = product_token(config.fetch.user_agent)
+    restored = 0
+    for origin, status, body, fetched_at in db.robots_answers():
+        left = fetched_at + ttl - now
+        if left <= 0 or not keep(origin):
+            continue
+        answer = lasting_answer(status, body, product)
+        note_robots(stats, host_of(origin), answer)
+        frontier.set_robots(origin, answer.rules, ttl=left)
+        restored += 1
+    return restored
 
 
 def rebuild_stats(

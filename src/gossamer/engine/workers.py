@@ -1,11 +1,11 @@
 """``gossamer crawl --workers N``: one coordinator process and N crawler processes.
 
-The coordinator locks the folder, does the resume work a single crawler would (torn-tail
-repair, WARC replay, backlog), starts the workers, forwards URLs between them (see
-``partition.py``) and stops them all when every worker is idle with every forwarded batch
-processed. Workers share ``crawl.db`` (SQLite serialises their batches) and write their own
-WARC files (``gossamer-wK-...``) and CDXJ lines; at the end the coordinator merges the index,
-recounts the statistics from the database and writes the reports.
+The coordinator locks the folder, does the resume work a single crawler would (the same
+``resume.level``: torn-tail repair, WARC replay, backlog), starts the workers, forwards URLs
+between them (see ``partition.py``) and stops them all when every worker is idle with every
+forwarded batch processed. Workers share ``crawl.db`` (SQLite serialises their batches) and
+write their own WARC files (``gossamer-wK-...``) and CDXJ lines; at the end the coordinator
+merges the index, recounts the statistics from the database and writes the reports.
 
 Each worker talks to the coordinator through a pipe of its own, and the coordinator waits on
 those pipes and on the workers' process sentinels together. A worker that dies (killed, or of a
@@ -40,17 +40,16 @@ from gossamer.engine.partition import Part
 from gossamer.engine.resume import (
     CrawlLock,
     carried_fields,
-    catch_up,
     holds_crawl,
+    level,
     load_snapshot,
     rebuild_stats,
-    repair_tails,
     save_snapshot,
 )
 from gossamer.errors import GossamerError, SeedError, StoreError
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
-from gossamer.store import CdxjWriter, MetadataDB, write_reports
+from gossamer.store import MetadataDB, write_reports
 from gossamer.store.cdxj import repair_cdxj, sort_cdxj
 
 log = logging.getLogger(__name__)
@@ -140,22 +139,12 @@ class _Uplink:
 
 
 def _prepare(config: CrawlConfig, db: MetadataDB) -> None:
-    """The single-process part of a resume, when the folder already holds a crawl."""
-    out = config.out
-    if not holds_crawl(out, db):
+    """The single-process part of a resume, when the folder already holds a crawl: level it
+    with its WARC files; each worker then restores its own hosts (``resume.restore_part``)."""
+    if not holds_crawl(config.out, db):
         return
-    replayed = _level(config, db)
-    log.warning("resuming crawl in %s with workers: %d records replayed", out, replayed)
-
-
-def _level(config: CrawlConfig, db: MetadataDB) -> int:
-    """Bring crawl.db level with the WARC files (after a kill, or a worker that died)."""
-    out = config.out
-    repair_tails(out, db)
-    with contextlib.closing(CdxjWriter(out / "index.cdxj")) as cdxj:
-        replayed = catch_up(config, db, cdxj)
-    db.prepare_resume()
-    return replayed
+    replayed = level(config, db).outcome.replayed
+    log.warning("resuming crawl in %s with workers: %d records replayed", config.out, replayed)
 
 
 def _merge_indexes(out: Path) -> None:
@@ -250,7 +239,7 @@ def _finish(
         _merge_indexes(out)
         if coordinator.failed:
             # Its last batch of rows never reached crawl.db; its WARC records did.
-            _level(config, db)
+            level(config, db)
         robots: dict[str, str] = dict((saved or {}).get("robots_status", {}))
         sitemaps: dict[str, list[str]] = dict((saved or {}).get("sitemaps", {}))
         for snapshot in snapshots:

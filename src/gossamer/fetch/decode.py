@@ -17,13 +17,11 @@ import zlib
 import brotli
 import zstandard
 
+from gossamer.errors import FetchError
 
-class DecodeError(ValueError):
+
+class DecodeError(FetchError):
     """The body could not be decoded; ``kind`` is the statistics key."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 def _bounded(out: bytes, limit: int, partial: bool) -> bytes:

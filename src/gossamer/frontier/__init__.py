@@ -1,5 +1,6 @@
-"""Frontier: which URL is fetched next, when, and never twice."""
+"""Frontier: which URL is fetched next, when, and never twice; how long a host waits."""
 
+from gossamer.frontier.backoff import Backoff, Outcome, retry_after
 from gossamer.frontier.frontier import Admission, Backlog, Frontier, NoBacklog
 from gossamer.frontier.hosts import HostState, Job, RobotsState
 from gossamer.frontier.seen import SeenSet
@@ -7,10 +8,13 @@ from gossamer.frontier.seen import SeenSet
 __all__ = [
     "Admission",
     "Backlog",
+    "Backoff",
     "Frontier",
     "HostState",
     "Job",
     "NoBacklog",
+    "Outcome",
     "RobotsState",
     "SeenSet",
+    "retry_after",
 ]

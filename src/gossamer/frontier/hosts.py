@@ -8,7 +8,7 @@ per *origin* (RFC 9309), so a host holds the robots state of each of its origins
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from gossamer.robots import RobotsRules
@@ -29,6 +29,10 @@ class Job:
     hops: int = 0  # redirects followed to reach this URL
     robots: bool = False
     fallbacks: tuple[str, ...] = ()  # seed alternatives to try if this one cannot be reached
+
+    def again(self) -> Job:
+        """The same job, queued once more (a retry after 429/503 or a fault of this machine)."""
+        return replace(self, retries=self.retries + 1)
 
 
 class RobotsState(Enum):

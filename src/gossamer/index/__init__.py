@@ -3,11 +3,11 @@
 Data flow: store -> **index** -> rank -> search -> web. ``build_index`` reads each new page
 from the WARC files (``archive``), extracts its text (``extract``), detects its language
 (``language``) and fingerprints it (``simhash``), records it in ``DIR/index/docs.db``
-(``docstore``) and adds it to the tantivy index in ``DIR/index/tantivy`` (``schema``).
+(``gossamer.store.docstore``) and adds it to the tantivy index in ``DIR/index/tantivy``
+(``schema``).
 """
 
 from gossamer.index.archive import ArchivedResponse, WarcReader
-from gossamer.index.docstore import DocRow, DocStore
 from gossamer.index.errors import IndexingError
 from gossamer.index.extract import PageText, extract, extract_html, extract_pdf
 from gossamer.index.indexer import DOCSTORE_FILE, IndexReport, build_index
@@ -18,8 +18,6 @@ __all__ = [
     "DOCSTORE_FILE",
     "INDEX_DIR",
     "ArchivedResponse",
-    "DocRow",
-    "DocStore",
     "Fields",
     "IndexHandle",
     "IndexReport",

@@ -17,9 +17,9 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 from gossamer.index.errors import IndexingError
+from gossamer.lockfile import PidLock
 
 __all__ = [
     "LOCK_NAME",
@@ -38,37 +38,24 @@ class IndexLock:
 
     def __init__(self, crawl_dir: Path, index_dir: Path) -> None:
         self._crawl_dir = crawl_dir
-        self._path = index_dir / LOCK_NAME
-        self._handle: IO[str] | None = None
+        self._lock = PidLock(index_dir / LOCK_NAME)
 
     def __enter__(self) -> IndexLock:
         try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            handle = self._path.open("a+", encoding="utf-8")
+            holder = self._lock.acquire()
         except OSError as exc:
             raise IndexingError(
                 f"cannot write the index of {self._crawl_dir}: {exc.strerror or exc}"
             ) from exc
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
+        if holder is not None:
             raise IndexingError(
                 f"index of {self._crawl_dir} is being written by another process"
                 " (another 'gossamer index' run); wait for it to finish"
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"{os.getpid()}\n")
-        handle.flush()
-        self._handle = handle
+            )
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._handle is not None:
-            fcntl.flock(self._handle, fcntl.LOCK_UN)
-            self._handle.close()
-            self._handle = None
+        self._lock.release()
 
 
 def is_writing(index_dir: Path) -> bool:

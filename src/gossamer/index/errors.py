@@ -1,4 +1,7 @@
-"""The index stage's fault: a crawl folder, WARC record or index that cannot be used."""
+"""The index stage's fault: a crawl folder, WARC record or index that cannot be used.
+
+A direct child of ``GossamerError``; the whole tree is drawn in :mod:`gossamer.errors`.
+"""
 
 from gossamer.errors import GossamerError
 

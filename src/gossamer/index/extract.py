@@ -22,6 +22,7 @@ from pypdf.errors import PyPdfError
 from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser, LexborNode
 
 from gossamer.parse import decode_html
+from gossamer.parse.html import robots_directives, title_of
 
 __all__ = ["MAX_TEXT_CHARS", "PageText", "extract", "extract_html", "extract_pdf", "kind_of"]
 
@@ -41,6 +42,7 @@ _CHROME = (
     "[role=complementary], [role=search]"
 )
 _HEADINGS = "h1, h2, h3, h4, h5, h6"
+_NOINDEX_NAMES = frozenset({"robots", "gossamer"})
 _LINK_LIST_MIN_LINKS = 3
 _LINK_LIST_RATIO = 0.8  # share of a list's text that sits inside links
 
@@ -143,13 +145,12 @@ def _meta(tree: LexborHTMLParser, *names: str) -> str:
 
 
 def _noindex(tree: LexborHTMLParser) -> bool:
-    for node in tree.css("meta[name][content]"):
-        attrs = node.attributes
-        if (attrs.get("name") or "").strip().lower() in {"robots", "gossamer"}:
-            tokens = set((attrs.get("content") or "").lower().replace(",", " ").split())
-            if tokens & {"noindex", "none"}:
-                return True
-    return False
+    # Read as the crawl's parse reads <meta name=robots>, and also for our own product token.
+    return any(
+        (node.attributes.get("name") or "").strip().lower() in _NOINDEX_NAMES
+        and "noindex" in robots_directives(node.attributes.get("content") or "")
+        for node in tree.css("meta[name][content]")
+    )
 
 
 def _lang_hint(tree: LexborHTMLParser) -> str:
@@ -164,9 +165,7 @@ def extract_html(content: bytes, content_type: str = "text/html") -> PageText:
     """Title, headings, meta description and main text of an HTML page; never raises."""
     text, _ = decode_html(content, content_type)
     tree = LexborHTMLParser(text, options=LexborDocumentOptions.WO_EVENTS)
-    title_node = tree.css_first("title")
-    title = _text(title_node) if title_node is not None else ""
-    title = title or _meta(tree, "og:title")
+    title = title_of(tree) or _meta(tree, "og:title")
     description = _meta(tree, "description", "og:description", "twitter:description")
     noindex = _noindex(tree)
     lang_hint = _lang_hint(tree)

@@ -26,18 +26,19 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import tantivy
 
 from gossamer.index.access import IndexLock
 from gossamer.index.archive import WarcReader
-from gossamer.index.docstore import DocRow, DocStore, PendingPage
 from gossamer.index.errors import IndexingError
 from gossamer.index.extract import PageText, extract, kind_of
 from gossamer.index.language import detect_language
 from gossamer.index.schema import INDEX_DIR, Fields, IndexHandle, open_index
 from gossamer.index.simhash import simhash
+from gossamer.store.docstore import DocRow, DocStore, PendingPage
+from gossamer.store.records import MAX_DECODED
+from gossamer.urls import host_of
 
 __all__ = ["DOCSTORE_FILE", "ExtractedPage", "IndexReport", "build_index", "read_pages"]
 
@@ -104,7 +105,10 @@ class IndexReport:
 
 
 def _host(url: str) -> str:
-    return (urlsplit(url).hostname or "").lower()
+    try:
+        return host_of(url)
+    except ValueError:  # a row that is not an absolute URL: index it without a host
+        return ""
 
 
 def _read_one(reader: WarcReader, page: PendingPage) -> ExtractedPage:
@@ -131,9 +135,14 @@ def _read_one(reader: WarcReader, page: PendingPage) -> ExtractedPage:
     return ExtractedPage(page, host, response.date, mime, text, lang, simhash(text.body), words)
 
 
-def read_pages(crawl_dir: Path, pages: Sequence[PendingPage]) -> list[ExtractedPage]:
-    """Read and extract ``pages`` from the crawl's WARC files (runs in worker processes)."""
-    with WarcReader(crawl_dir / "warc") as reader:
+def read_pages(
+    crawl_dir: Path, pages: Sequence[PendingPage], max_decoded: int = MAX_DECODED
+) -> list[ExtractedPage]:
+    """Read and extract ``pages`` from the crawl's WARC files (runs in worker processes).
+
+    ``max_decoded`` caps a decoded body: the crawl's ``fetch.max_decoded``.
+    """
+    with WarcReader(crawl_dir / "warc", max_decoded=max_decoded) as reader:
         return [_read_one(reader, page) for page in pages]
 
 
@@ -143,11 +152,11 @@ def _chunks(pages: Sequence[PendingPage], size: int) -> Iterator[Sequence[Pendin
 
 
 def _extracted(
-    crawl_dir: Path, pages: Sequence[PendingPage], workers: int
+    crawl_dir: Path, pages: Sequence[PendingPage], workers: int, max_decoded: int
 ) -> Iterator[list[ExtractedPage]]:
     if workers <= 1 or len(pages) < _POOL_MIN_PAGES:
         for chunk in _chunks(pages, _CHUNK):
-            yield read_pages(crawl_dir, chunk)
+            yield read_pages(crawl_dir, chunk, max_decoded)
         return
     # spawn, not fork: the parent may already run tantivy's threads.
     context = multiprocessing.get_context("spawn")
@@ -157,7 +166,7 @@ def _extracted(
             for chunk in _chunks(pages, _CHUNK):
                 if len(in_flight) >= 2 * workers:
                     yield in_flight.popleft().result()
-                in_flight.append(pool.submit(read_pages, crawl_dir, chunk))
+                in_flight.append(pool.submit(read_pages, crawl_dir, chunk, max_decoded))
             while in_flight:
                 yield in_flight.popleft().result()
         finally:
@@ -255,8 +264,12 @@ def build_index(
     workers: int = 1,
     batch_size: int = 5000,
     progress: Callable[[int, int], None] | None = None,
+    max_decoded: int = MAX_DECODED,
 ) -> IndexReport:
-    """Index the pages of ``crawl_dir`` that are not indexed yet; see the module docstring."""
+    """Index the pages of ``crawl_dir`` that are not indexed yet; see the module docstring.
+
+    ``max_decoded`` caps a decoded body, as the crawl's ``fetch.max_decoded`` did.
+    """
     started = time.perf_counter()
     crawl_db = crawl_dir / "crawl.db"
     if not crawl_db.is_file():
@@ -274,7 +287,7 @@ def build_index(
         done = 0
         _begin(store)
         try:
-            for items in _extracted(crawl_dir, pending, workers):
+            for items in _extracted(crawl_dir, pending, workers, max_decoded):
                 for item in items:
                     _store(item, store, writer, recovering, tally)
                 done += len(items)

@@ -1,7 +1,8 @@
 """Index stage, near-duplicates: 64-bit simhash fingerprints of a page's main text.
 
-Data flow: extract -> **simhash** -> the document store, which groups pages whose
-fingerprints differ in at most ``MAX_DISTANCE`` bits.
+Data flow: extract -> **simhash** -> the document store (``gossamer.store.docstore``), which
+groups pages whose fingerprints differ in at most ``MAX_DISTANCE`` bits and owns the bands
+that find them.
 
 Why simhash rather than MinHash-LSH: a page costs one 64-bit integer instead of a signature
 of ~128 hashes, so fingerprints live in the SQLite document store beside each row and new
@@ -14,7 +15,7 @@ not for "the same page under two URLs with a different date line".
 Features are word 3-shingles, so word order counts; each shingle's hash is built from
 cached word hashes with rotations, vectorised with numpy. Lookup uses the pigeonhole
 principle: split the fingerprint into ``MAX_DISTANCE + 1`` bands of 16 bits; two
-fingerprints within distance 3 agree exactly on at least one band.
+fingerprints within distance 3 agree exactly on at least one band (``bands``, ``hamming``).
 """
 
 from __future__ import annotations
@@ -25,12 +26,9 @@ import re
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BANDS", "MAX_DISTANCE", "MIN_WORDS", "bands", "hamming", "simhash"]
+from gossamer.store.docstore import BANDS, MAX_DISTANCE, bands, hamming
 
-MAX_DISTANCE = 3
-BANDS = MAX_DISTANCE + 1
-_BAND_BITS = 64 // BANDS
-_BAND_MASK = (1 << _BAND_BITS) - 1
+__all__ = ["BANDS", "MAX_DISTANCE", "MIN_WORDS", "bands", "hamming", "simhash"]
 # Below this many words a fingerprint says little (error pages, stubs): exact matches only.
 MIN_WORDS = 20
 _SHINGLE = 3
@@ -78,12 +76,3 @@ def simhash(text: str) -> int | None:
     votes = bits.reshape(count, 64).sum(axis=0, dtype=np.int64)
     fingerprint = np.packbits(votes * 2 > count, bitorder="little")
     return int.from_bytes(fingerprint.tobytes(), "little")
-
-
-def hamming(a: int, b: int) -> int:
-    return (a ^ b).bit_count()
-
-
-def bands(fingerprint: int) -> tuple[int, ...]:
-    """The ``BANDS`` 16-bit pieces of a fingerprint, lowest first."""
-    return tuple((fingerprint >> (i * _BAND_BITS)) & _BAND_MASK for i in range(BANDS))

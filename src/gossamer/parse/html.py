@@ -18,7 +18,7 @@ from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 from gossamer.parse.charset import decode_html
 from gossamer.urls import canonical_link, resolve
 
-__all__ = ["MAX_LINKS", "Link", "ParsedPage", "parse_html"]
+__all__ = ["MAX_LINKS", "Link", "ParsedPage", "parse_html", "robots_directives", "title_of"]
 
 # Hostile or generated pages carry 100k links; no page deserves more frontier space.
 MAX_LINKS = 10_000
@@ -40,12 +40,16 @@ class Link:
 
 @dataclass(frozen=True, slots=True)
 class ParsedPage:
-    """What the crawler keeps from one HTML page."""
+    """What the crawler keeps from one HTML page.
 
-    title: str
+    Title and ``noindex`` are what the index also reads (see ``gossamer.index.extract``);
+    the crawl uses the links and ``nofollow``.
+    """
+
+    title: str  # the <title>, whitespace collapsed
     links: tuple[Link, ...]  # de-duplicated, in document order, only http(s)
     base_url: str  # the URL relative links were resolved against
-    noindex: bool
+    noindex: bool  # <meta name=robots content=noindex> (or "none")
     nofollow: bool
     text_encoding: str  # the Python codec the body was decoded with
 
@@ -69,6 +73,13 @@ def _refresh_target(content: str) -> str | None:
     return target.strip() or None
 
 
+def robots_directives(content: str) -> frozenset[str]:
+    """The directives of a ``<meta name=robots>`` tag: lower-case, split at commas and
+    spaces; ``none`` stands for both ``noindex`` and ``nofollow``."""
+    tokens = frozenset(content.lower().replace(",", " ").split())
+    return tokens | {"noindex", "nofollow"} if "none" in tokens else tokens
+
+
 def _read_meta(tree: LexborHTMLParser) -> _MetaDirectives:
     noindex = nofollow = False
     refresh: str | None = None
@@ -77,9 +88,7 @@ def _read_meta(tree: LexborHTMLParser) -> _MetaDirectives:
         name = (attrs.get("name") or "").strip().lower()
         content = attrs.get("content") or ""
         if name == "robots":
-            tokens = set(content.lower().replace(",", " ").split())
-            if "none" in tokens:
-                noindex = nofollow = True
+            tokens = robots_directives(content)
             noindex = noindex or "noindex" in tokens
             nofollow = nofollow or "nofollow" in tokens
         elif refresh is None and (attrs.get("http-equiv") or "").strip().lower() == "refresh":
@@ -99,7 +108,8 @@ def _base_url(tree: LexborHTMLParser, page_url: str) -> str:
     return resolved
 
 
-def _title(tree: LexborHTMLParser) -> str:
+def title_of(tree: LexborHTMLParser) -> str:
+    """The text of the page's ``<title>``, whitespace collapsed ("" without one)."""
     node = tree.css_first("title")
     if node is None:
         return ""
@@ -154,7 +164,7 @@ def parse_html(content: bytes, url: str, content_type: str = "text/html") -> Par
     meta = _read_meta(tree)
     base = _base_url(tree, url)
     return ParsedPage(
-        title=_title(tree),
+        title=title_of(tree),
         links=_collect_links(tree, base, meta.refresh, meta.nofollow),
         base_url=base,
         noindex=meta.noindex,

@@ -1,4 +1,7 @@
-"""The rank stage's fault: a link graph that cannot be read, or ranks that cannot be saved."""
+"""The rank stage's fault: a link graph that cannot be read, or ranks that cannot be saved.
+
+A direct child of ``GossamerError``; the whole tree is drawn in :mod:`gossamer.errors`.
+"""
 
 from gossamer.errors import GossamerError
 

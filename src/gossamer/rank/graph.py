@@ -1,8 +1,8 @@
 """Rank stage, input: the link graph of ``crawl.db`` as numpy edge arrays, per URL and per host.
 
-Data flow: store (crawl.db ``urls`` + ``links``) -> **graph** -> pagerank. Nodes are every
-row of ``urls``: crawled pages, and link targets that were never fetched, which become
-dangling nodes. Self-links are dropped: a page cannot vote for itself.
+Data flow: store (crawl.db ``urls`` + ``links``, read through ``CrawlRecords``) -> **graph**
+-> pagerank. Nodes are every row of ``urls``: crawled pages, and link targets that were never
+fetched, which become dangling nodes. Self-links are dropped: a page cannot vote for itself.
 
 The host graph has one node per host name (scheme and port ignored) and one edge per
 ordered pair of different hosts with at least one link between them. Counting each pair
@@ -12,7 +12,6 @@ from every page of a large template from outvoting a site that links once.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -20,11 +19,11 @@ from urllib.parse import urlsplit
 import numpy as np
 import numpy.typing as npt
 
+from gossamer.errors import StoreError
 from gossamer.rank.errors import RankError
+from gossamer.store import CrawlRecords
 
 __all__ = ["HostGraph", "UrlGraph", "host_graph", "host_name", "load_url_graph"]
-
-_FETCH = 100_000
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -61,40 +60,20 @@ def host_name(url: str) -> str:
         return ""
 
 
-def _int_column(conn: sqlite3.Connection, sql: str, width: int) -> npt.NDArray[np.int64]:
-    cursor = conn.execute(sql)
-    parts: list[npt.NDArray[np.int64]] = []
-    while rows := cursor.fetchmany(_FETCH):
-        parts.append(np.array(rows, dtype=np.int64).reshape(-1, width))
-    if not parts:
-        return np.zeros((0, width), dtype=np.int64)
-    return np.concatenate(parts)
-
-
 def load_url_graph(crawl_db: Path) -> UrlGraph:
     """Read ``urls`` and ``links`` from a crawl database (read-only)."""
     if not crawl_db.is_file():
         raise RankError(f"{crawl_db.parent} has no crawl.db; is it a crawl folder?")
     try:
-        conn = sqlite3.connect(f"{crawl_db.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise RankError(f"cannot open {crawl_db}: {exc}") from exc
-    try:
-        urls: list[str] = []
-        ids: list[int] = []
-        for node_id, url in conn.execute("SELECT id, url FROM urls ORDER BY id"):
-            ids.append(node_id)
-            urls.append(url)
-        id_array = np.array(ids, dtype=np.int64)
-        edges = _int_column(conn, "SELECT src, dst FROM links WHERE src != dst", 2)
-    except sqlite3.Error as exc:
-        raise RankError(f"cannot read the link graph from {crawl_db}: {exc}") from exc
-    finally:
-        conn.close()
+        with CrawlRecords(crawl_db) as records:
+            ids, urls = records.url_nodes()
+            edges = records.link_edges()
+    except StoreError as exc:
+        raise RankError(f"cannot read the link graph: {exc}") from exc
     # ids are sorted, so a binary search maps each urls.id to its node number.
-    src = np.searchsorted(id_array, edges[:, 0]).astype(np.int64)
-    dst = np.searchsorted(id_array, edges[:, 1]).astype(np.int64)
-    return UrlGraph(id_array, urls, src, dst)
+    src = np.searchsorted(ids, edges[:, 0]).astype(np.int64)
+    dst = np.searchsorted(ids, edges[:, 1]).astype(np.int64)
+    return UrlGraph(ids, urls, src, dst)
 
 
 def host_graph(graph: UrlGraph) -> HostGraph:

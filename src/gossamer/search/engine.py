@@ -20,13 +20,14 @@ import numpy as np
 import numpy.typing as npt
 import tantivy
 
-from gossamer.index import DOCSTORE_FILE, INDEX_DIR, DocStore, Fields, open_index
+from gossamer.index import DOCSTORE_FILE, INDEX_DIR, Fields, open_index
 from gossamer.rank import Ranks, host_name, load_ranks
 from gossamer.search.compile import CompiledQuery, compile_query
 from gossamer.search.errors import SearchError
 from gossamer.search.query import parse_query
 from gossamer.search.ranking import Candidate, Ordered, RankingWeights, log_scaled, order_candidates
 from gossamer.search.results import HitScores, SearchHit, SearchPage, Snippet
+from gossamer.store.docstore import DocStore
 
 __all__ = ["PER_PAGE", "SearchEngine"]
 
@@ -142,7 +143,10 @@ class SearchEngine:
         )
         if compiled.empty:
             return None
-        only = tantivy.Query.term_query(self._schema, Fields.URL, url)
+        # Scored 0: the restriction to one URL must not add its own score to the page's BM25.
+        only = tantivy.Query.const_score_query(
+            tantivy.Query.term_query(self._schema, Fields.URL, url), 0.0
+        )
         for base in (compiled.strict, compiled.loose):
             if base is None:
                 continue

@@ -1,4 +1,7 @@
-"""The search side's fault: a query or request that cannot be answered as given."""
+"""The search side's fault: a query or request that cannot be answered as given.
+
+A direct child of ``GossamerError``; the whole tree is drawn in :mod:`gossamer.errors`.
+"""
 
 from gossamer.errors import GossamerError
 

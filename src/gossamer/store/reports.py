@@ -1,7 +1,8 @@
 """Store stage, reports: plain-text and TSV summaries of a crawl under ``DIR/reports``.
 
 Data flow: the engine's ``CrawlStats`` counters and the metadata database (``crawl.db``)
--> **these report files**, written during the crawl and at its end.
+-> **these report files**, written during the crawl (on a thread of their own, see
+``engine.crawler``) and at its end.
 
 Every file is written to a temporary name beside it, synced, then renamed over the old
 one, so a crash at any moment leaves either the previous or the new complete version.
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from gossamer.errors import StoreError
 from gossamer.stats import CrawlStats
-from gossamer.store.metadata import MetadataDB
+from gossamer.store.reads import CrawlReads
 from gossamer.urls import origin_of
 
 __all__ = ["summary_line", "write_reports"]
@@ -26,9 +27,13 @@ REPORTS_FOLDER = "reports"
 
 
 def write_reports(
-    directory: Path, stats: CrawlStats, db: MetadataDB, now: float | None = None
+    directory: Path, stats: CrawlStats, db: CrawlReads, now: float | None = None
 ) -> None:
-    """Write (or rewrite) every report for the crawl whose output folder is ``directory``."""
+    """Write (or rewrite) every report for the crawl whose output folder is ``directory``.
+
+    ``db`` is the crawl's own ``MetadataDB``, or a ``CrawlRecords`` reader on another thread
+    (where ``stats`` must be a copy the crawl does not change meanwhile).
+    """
     folder = directory / REPORTS_FOLDER
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -56,7 +61,7 @@ def summary_line(pages: int, duration: float, concurrency: int, average: float) 
     )
 
 
-def _uncrawled_lines(db: MetadataDB, stats: CrawlStats) -> Iterator[str]:
+def _uncrawled_lines(db: CrawlReads, stats: CrawlStats) -> Iterator[str]:
     # A URL left behind because its origin's robots.txt stayed unavailable says so, after a
     # tab: a resume retries those. Every other line is the bare URL.
     deferred = set(stats.deferred)
@@ -67,7 +72,7 @@ def _uncrawled_lines(db: MetadataDB, stats: CrawlStats) -> Iterator[str]:
             yield f"{url}\n"
 
 
-def _crawled_lines(db: MetadataDB) -> Iterator[str]:
+def _crawled_lines(db: CrawlReads) -> Iterator[str]:
     # A fetch that failed below HTTP has status 0; its error kind says more than a 0.
     for url, status, error in db.page_statuses():
         outcome = f"error:{error}" if status == 0 and error else str(status)

@@ -34,7 +34,7 @@ from isal import isal_zlib
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from gossamer.errors import StoreError
+from gossamer.errors import NothingToArchiveError, StoreError
 from gossamer.fetch.result import FetchResult, Headers
 
 __all__ = ["WarcLocation", "WarcStore", "payload_digest", "warc_date"]
@@ -120,7 +120,7 @@ class WarcStore:
         archive: the caller records the fault in the metadata only.
         """
         if result.status <= 0:
-            raise ValueError(f"no HTTP response to archive for {result.url}")
+            raise NothingToArchiveError(f"no HTTP response to archive for {result.url}")
         date = warc_date(result.started_at)
         response_id = self._make_id()
         digest = payload_digest(result.body)

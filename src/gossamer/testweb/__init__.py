@@ -1,8 +1,10 @@
 """The local multi-host test web: generator, loopback server and the audit that judges a crawl.
 
-Role in the data flow: none in production. Tests, ``make demo`` and the benchmarks crawl this
-web over loopback (``--resolve '*.web.test:127.0.0.1'``) and ask the audit whether the crawl was
-polite and complete::
+Role in the data flow: none in production; this is test tooling, and no production module
+imports it (``gossamer testweb`` and ``gossamer demo`` import it when they run). Tests,
+``make demo`` and the benchmarks crawl this web over loopback
+(``--resolve '*.web.test:127.0.0.1'``) and ask the audit whether the crawl was polite and
+complete::
 
     web = build_web(WebSpec(seed=7))
     with ThreadedTestWeb(web) as site:
@@ -17,6 +19,9 @@ with a certificate from :func:`make_certificates`)::
     with ThreadedTestWeb(web, extra_ports=[0], ssl_context=certs.server_context) as site:
         crawl(site.seeds(), ca_file=certs.ca_file)
         assert site.report().ok()
+
+Beside it, :mod:`gossamer.testweb.hostile` is a raw-socket server whose every host misbehaves
+on purpose, for the tests of what the crawler survives.
 """
 
 from gossamer.testweb.audit import Audit, AuditReport

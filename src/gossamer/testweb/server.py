@@ -33,11 +33,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import Self
+from typing import Self, TypedDict, Unpack
 
 from aiohttp.web import BaseRequest, Response, Server, ServerRunner, StreamResponse, TCPSite
 
 from gossamer.testweb.audit import Audit, AuditReport
+from gossamer.testweb.lifetime import LoopServer
 from gossamer.testweb.model import Kind, Web
 from gossamer.testweb.origins import Origins, Via
 from gossamer.testweb.render import LARGE_BYTES, NOT_FOUND, Rendered, Renderer, accepts_gzip
@@ -47,6 +48,7 @@ __all__ = [
     "RETRY_AFTER",
     "SLOW_SECONDS",
     "WRITE_BUFFER_HIGH",
+    "ServerOptions",
     "TestWebServer",
     "ThreadedTestWeb",
 ]
@@ -66,7 +68,18 @@ def _host_name(header: str) -> str:
     return header.rsplit(":", 1)[0].lower() if not header.endswith("]") else header.lower()
 
 
-class TestWebServer:
+class ServerOptions(TypedDict, total=False):
+    """The keyword arguments of :class:`TestWebServer`, passed on by :class:`ThreadedTestWeb`."""
+
+    host: str
+    port: int
+    extra_ports: Sequence[int]
+    https_port: int
+    ssl_context: ssl.SSLContext | None
+    clock: Callable[[], float]
+
+
+class TestWebServer(LoopServer):
     """Serves a :class:`Web` on the running event loop and audits every request.
 
     ``port`` is the main http port (0 picks a free one); ``extra_ports`` adds plain http
@@ -135,15 +148,6 @@ class TestWebServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
 
     async def _handle(self, request: BaseRequest) -> StreamResponse:
         host = _host_name(request.host)
@@ -227,27 +231,9 @@ class ThreadedTestWeb:
     record exists; :attr:`audit` (and so :meth:`report`) therefore calls :meth:`sync` first.
     """
 
-    def __init__(
-        self,
-        web: Web,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        extra_ports: Sequence[int] = (),
-        https_port: int = 0,
-        ssl_context: ssl.SSLContext | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, web: Web, **options: Unpack[ServerOptions]) -> None:
         self.web = web
-        self.server = TestWebServer(
-            web,
-            host=host,
-            port=port,
-            extra_ports=extra_ports,
-            https_port=https_port,
-            ssl_context=ssl_context,
-            clock=clock,
-        )
+        self.server = TestWebServer(web, **options)
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="testweb", daemon=True)
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -5,16 +5,26 @@ frontier keys politeness on :func:`host_of` (the host name), robots.txt on :func
 (scheme, host, port), and the store names records by :func:`url_id`.
 """
 
-from gossamer.urls.canonical import canonical_link, canonicalize, host_key, resolve, url_id
-from gossamer.urls.parts import host_of, origin_of, path_query_of, robots_url
+from gossamer.urls.canonical import canonical_link, canonicalize, resolve, url_id
+from gossamer.urls.parts import (
+    as_host,
+    host_key,
+    host_of,
+    origin_of,
+    path_query_of,
+    port_of,
+    robots_url,
+)
 
 __all__ = [
+    "as_host",
     "canonical_link",
     "canonicalize",
     "host_key",
     "host_of",
     "origin_of",
     "path_query_of",
+    "port_of",
     "resolve",
     "robots_url",
     "url_id",

@@ -19,7 +19,6 @@ from ada_url import join_url, parse_url
 __all__ = [
     "canonical_link",
     "canonicalize",
-    "host_key",
     "normalise_escapes",
     "resolve",
     "url_id",
@@ -45,7 +44,6 @@ _ESCAPES = _build_escape_table()
 # "%%41b" would turn into "%Ab", which a second pass reads as an escape: not idempotent.
 _ESCAPE_RE = re.compile(r"%[0-9A-Fa-f]{2}|%")
 _HREF_ONLY = ("href",)
-_AUTHORITY_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^/?#]*)")
 
 
 def _escape_replacement(match: re.Match[str]) -> str:
@@ -123,18 +121,6 @@ def canonical_link(href: str, base: str) -> str | None:
     """
     serialised = _serialise(href, base)
     return None if serialised is None else _canonical_href(serialised)
-
-
-def host_key(url: str) -> str:
-    """``host[:port]`` of a canonical URL, the key that politeness is counted under.
-
-    Canonical URLs carry a port only when it is not the scheme's default, so two URLs
-    on one server always give the same key. Raises ValueError for a non-absolute URL.
-    """
-    match = _AUTHORITY_RE.match(url)
-    if match is None:
-        raise ValueError(f"not an absolute URL: {url!r}")
-    return match.group(1)
 
 
 def url_id(url: str) -> str:

@@ -10,6 +10,11 @@ and nowhere else splits a URL string by hand. They answer three different questi
   (scheme, host and port), so each origin of a host has rules of its own.
 * :func:`path_query_of` -- *which rule applies?* The path and query robots.txt rules match.
 
+Two more answer narrower questions: :func:`host_key` is the whole authority (``host[:port]``,
+one server process) and :func:`port_of` the explicit port, if any; :func:`as_host` turns a
+value that may be a URL, an origin or already a host name (older crawl folders stored origins
+where host names now go) into a host name.
+
 They take the canonical form (see :mod:`gossamer.urls.canonical`): scheme and host lower-case,
 IDN hosts in punycode, default ports dropped, and a path that always starts with ``/``. So the
 work is a couple of ``str.find`` calls per URL, which matters because these run for every link.
@@ -17,7 +22,7 @@ work is a couple of ``str.find`` calls per URL, which matters because these run 
 
 from __future__ import annotations
 
-__all__ = ["host_of", "origin_of", "path_query_of", "robots_url"]
+__all__ = ["as_host", "host_key", "host_of", "origin_of", "path_query_of", "port_of", "robots_url"]
 
 
 def _authority_span(url: str) -> tuple[int, int]:
@@ -64,3 +69,29 @@ def path_query_of(url: str) -> str:
 def robots_url(url: str) -> str:
     """The robots.txt URL that governs ``url`` (or an origin)."""
     return origin_of(url) + "/robots.txt"
+
+
+def host_key(url: str) -> str:
+    """``host[:port]`` of a canonical URL: the authority without credentials.
+
+    Canonical URLs carry a port only when it is not the scheme's default, so two URLs on one
+    server process always give the same key. Raises ValueError for a non-absolute URL.
+    """
+    start, end = _authority_span(url)
+    at = url.rfind("@", start, end)
+    return url[start if at < 0 else at + 1 : end]
+
+
+def port_of(url: str) -> int | None:
+    """The port a canonical URL names (the canonical form drops the scheme's default)."""
+    key = host_key(url)
+    colon = key.rfind(":")
+    if colon < 0 or key.endswith("]"):
+        return None
+    digits = key[colon + 1 :]
+    return int(digits) if digits.isdigit() else None
+
+
+def as_host(value: str) -> str:
+    """The host name of a URL or an origin; a value that is already a host name is kept."""
+    return host_of(value) if "://" in value else value

@@ -27,9 +27,10 @@ from gossamer.errors import GossamerError
 from gossamer.index import WarcReader
 from gossamer.search.engine import MAX_PAGE, SearchEngine
 from gossamer.search.errors import SearchError
-from gossamer.search.info import CrawlRecords, page_info
+from gossamer.search.info import page_info
 from gossamer.search.query import MAX_QUERY_CHARS
 from gossamer.search.ranking import RankingWeights
+from gossamer.store import CrawlRecords
 from gossamer.web.cached import load_cached
 from gossamer.web.pages import cached_page, error_page, home_page, info_page, results_page
 from gossamer.web.render import STYLE, local

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from gossamer.index import IndexingError, WarcReader, extract_pdf
 from gossamer.index.extract import kind_of
 from gossamer.parse import decode_html
-from gossamer.search.info import CrawlRecords
+from gossamer.store import CrawlRecords
 from gossamer.web.render import esc
 
 __all__ = ["CachedCopy", "load_cached"]

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gossamer.index import DocRow
 from gossamer.search.info import PageInfo
 from gossamer.search.results import SearchHit, SearchPage
+from gossamer.store.docstore import DocRow
 from gossamer.web.render import esc, layout, local, outbound
 
 __all__ = ["cached_page", "error_page", "home_page", "info_page", "results_page"]

@@ -58,7 +58,7 @@ class Folder:
         self.warc.close()
         self.db.flush()
         repair_tails(self.out, self.db)
-        return catch_up(self.config, self.db, self.cdxj)
+        return catch_up(self.config, self.db, self.cdxj).replayed
 
     def rows(self) -> dict[str, tuple[int, str, int]]:
         return {

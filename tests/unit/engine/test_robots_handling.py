@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from gossamer.config import CrawlConfig, PolitenessConfig
-from gossamer.engine.pipeline import Pipeline, build_frontier
+from gossamer.engine.backlog import build_frontier
+from gossamer.engine.pipeline import Pipeline
 from gossamer.fetch import FetchResult
 from gossamer.frontier import Frontier, Job, RobotsState
 from gossamer.stats import CrawlStats

@@ -1,8 +1,9 @@
 """The fetcher against a server that misbehaves on purpose.
 
-Every fault must come back as a FetchResult with its error kind, within the total time limit and
-a bounded amount of memory, while fetches from a well-behaved host on the same Fetcher go on
-undisturbed. The server runs on the test's own event loop, on 127.0.0.1.
+Every fault must come back as a FetchResult with its error kind (a kind that says which limit
+ended it) and within a bounded amount of memory, while fetches from a well-behaved host on the
+same Fetcher go on undisturbed. The server runs on the test's own event loop, on 127.0.0.1.
+Nothing here is timed: the order of events shows what waited for what.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import asyncio
 import gzip
 import random
 import socket
-import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -44,14 +44,12 @@ LIMITS = FetchLimits(
     max_decoded=2_000_000,
     keep_types=("text/html",),
 )
-SLACK = 1.0  # seconds over total_timeout allowed for scheduling on a loaded 2-core machine
 # Peak of traced Python allocations while one case runs, server included. The caps above allow
 # 1 MB read and 2 MB decoded (measured peaks: 0.3 to 4.2 MB, the bombs highest); an uncapped
 # read of the endless cases would pass 50 MB within the time limit.
 MEMORY_BOUND = 8_000_000
-# Seconds a fetch from the calm host may take while a hostile one is in flight: well under the
-# total_timeout a hostile case can hold a connection for.
-CALM_BOUND = 0.6
+# Cases the server never finishes: only the fetcher's read or total time limit ends them.
+HELD_OPEN = {"slow-headers", "slow-body", "silent"}
 
 Scenario = Callable[[HostileServer, Fetcher], Awaitable[None]]
 
@@ -109,16 +107,13 @@ def test_a_misbehaving_server_becomes_a_bounded_result(case: str, kinds: set[str
     async def scenario(server: HostileServer, fetcher: Fetcher) -> None:
         tracemalloc.start()
         try:
-            started = time.monotonic()
             hostile = asyncio.create_task(fetcher.fetch(server.url(case)))
-            calm_times = []
             for target in CALM_TARGETS[:4]:
-                begun = time.monotonic()
                 calm = await fetcher.fetch(server.url("calm", target))
-                calm_times.append(time.monotonic() - begun)
                 assert (calm.status, calm.error) == (200, "")
+            # The calm host's four fetches did not wait for the hostile one to end.
+            calm_first = not hostile.done()
             result = await hostile
-            elapsed = time.monotonic() - started
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
@@ -126,9 +121,9 @@ def test_a_misbehaving_server_becomes_a_bounded_result(case: str, kinds: set[str
         assert result.url == server.url(case)
         assert len(result.body) <= LIMITS.max_body
         assert len(result.content) <= LIMITS.max_decoded
-        assert elapsed < LIMITS.total_timeout + SLACK
         assert peak < MEMORY_BOUND, f"peak {peak} bytes"
-        assert max(calm_times) < CALM_BOUND, calm_times
+        if case in HELD_OPEN:
+            assert calm_first, f"the calm host waited for {case}"
         assert len(server.hits(case)) == 1  # no retries inside the fetcher
 
     run(scenario)

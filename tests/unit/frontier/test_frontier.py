@@ -237,3 +237,297 @@ def test_restore_counts_backlog_and_marks_seen() -> None:
     frontier.restore(["http://a/old"], {"http://a": 2})
     assert frontier.pending == 2
     assert frontier.add(job("http://a", "/old")) is Admission.DUPLICATE
+
+
+# -- cases found by mutation testing (TESTING.md) ------------------------------------------------
+
+
+def test_a_failed_robots_fetch_still_waits_for_the_host_delay() -> None:
+    clock = Clock()
+    frontier, _ = make(clock, delay=5.0, robots_retry_delay=1.0)
+    frontier.add(job("http://a", "/"))
+    robots = frontier.pop_ready()
+    assert robots is not None and robots.robots
+    assert frontier.robots_unavailable("http://a") is None
+    frontier.done(robots, success=False)
+    assert frontier.next_wake() == 5.0  # the configured delay, longer than the retry wait
+
+
+def test_next_wake_reports_waits_under_a_second() -> None:
+    clock = Clock()
+    frontier, _ = make(clock, delay=0.25)
+    frontier.add(job("http://a", "/1"))
+    frontier.add(job("http://a", "/2"))
+    ready_robots(frontier, "http://a")
+    assert frontier.next_wake() == 0.25
+
+
+def test_the_host_budget_admits_exactly_that_many_urls() -> None:
+    frontier, _ = make(Clock())
+    admitted = [frontier.add(job("http://a", f"/{i}"), host_budget=2) for i in range(4)]
+    assert admitted == [Admission.QUEUED, Admission.QUEUED] + [Admission.OVER_BUDGET] * 2
+    # A duplicate is not counted against the budget, and other hosts have their own.
+    assert frontier.add(job("http://a", "/0"), host_budget=2) is Admission.DUPLICATE
+    assert frontier.add(job("http://b", "/0"), host_budget=1) is Admission.QUEUED
+    assert frontier.pending == 3
+
+
+def test_a_given_up_origin_drops_its_urls_but_not_those_of_the_hosts_other_origins() -> None:
+    clock = Clock()
+    frontier, stats = make(clock, delay=0.0, robots_retries=0)
+    frontier.add(job("http://a", "/1"))
+    robots = frontier.pop_ready()
+    assert robots is not None and robots.url == "http://a/robots.txt"
+    assert frontier.robots_unavailable("http://a", give_up=True) is not None
+    frontier.done(robots, success=False)
+    assert stats.skipped_robots == 1
+    # New URLs of the given-up origin are dropped and counted; the https origin is asked.
+    assert frontier.add(job("http://a", "/2")) is Admission.QUEUED
+    assert frontier.add(job("https://a", "/3")) is Admission.QUEUED
+    assert stats.skipped_robots == 2
+    frontier.retry(job("http://a", "/1"))  # a retry of a given-up origin's URL: dropped too
+    frontier.retry(job("https://a", "/4"))
+    assert stats.skipped_robots == 3
+    assert frontier.pending == 2
+    ready_robots(frontier, "https://a")
+    pages = []
+    while (page := frontier.pop_ready()) is not None:
+        pages.append(page.url)
+        frontier.done(page, success=True)
+    assert pages == ["https://a/3", "https://a/4"]
+    assert frontier.exhausted
+
+
+def test_in_flight_counts_every_job_handed_out() -> None:
+    clock = Clock()
+    frontier, _ = make(clock, delay=0.0, max_per_host=2)
+    for i in range(3):
+        frontier.add(job("http://a", f"/{i}"))
+    frontier.add(job("http://b", "/0"))
+    ready_robots(frontier, "http://a")
+    ready_robots(frontier, "http://b")
+    handed = [frontier.pop_ready() for _ in range(4)]
+    first, second, third, last = handed
+    assert first is not None and second is not None and third is not None
+    assert last is None  # a has two in flight (its limit), b one
+    assert frontier.in_flight == 3
+    assert frontier.host("a").in_flight == 2
+    frontier.done(first, success=True)
+    assert frontier.in_flight == 2 and not frontier.exhausted
+    assert frontier.pop_ready() is not None  # a's third URL, now that a slot is free
+    assert frontier.in_flight == 3
+
+
+def test_a_sleeping_host_given_more_urls_is_still_handed_out_once_at_a_time() -> None:
+    clock = Clock()
+    frontier, _ = make(clock, delay=1.0)
+    frontier.add(job("http://a", "/0"))
+    ready_robots(frontier, "http://a")  # a sleeps for its delay from here
+    frontier.add(job("http://a", "/1"))
+    frontier.add(job("http://a", "/2"))
+    clock.now += 1.0
+    page = frontier.pop_ready()
+    assert page is not None
+    assert frontier.pop_ready() is None  # one in flight, however often a was scheduled
+
+
+def test_disallowed_urls_are_each_counted() -> None:
+    clock = Clock()
+    frontier, stats = make(clock, delay=0.0)
+    for path in ("/private/1", "/private/2", "/public"):
+        frontier.add(job("http://a", path))
+    ready_robots(
+        frontier, "http://a", parse_robots(b"User-agent: *\nDisallow: /private\n", "gossamer")
+    )
+    page = frontier.pop_ready()
+    assert page is not None and page.url == "http://a/public"
+    assert stats.skipped_robots == 2
+
+
+def test_robots_retries_wait_longer_each_time_then_give_up() -> None:
+    clock = Clock()
+    frontier, stats = make(clock, delay=0.0, robots_retry_delay=10.0, robots_retries=2)
+    frontier.add(job("http://a", "/1"))
+    stats.skipped_robots = 5  # counted before: giving up adds to it
+    for wait in (10.0, 20.0):
+        robots = frontier.pop_ready()
+        assert robots is not None and robots.robots
+        assert frontier.robots_unavailable("http://a") is None
+        frontier.done(robots, success=False)
+        assert frontier.next_wake() == wait
+        clock.now += wait - 0.01
+        assert frontier.pop_ready() is None
+        clock.now += 0.01
+    robots = frontier.pop_ready()
+    assert robots is not None and robots.robots
+    assert frontier.robots_unavailable("http://a") is not None  # the third failure: given up
+    assert stats.skipped_robots == 6
+
+
+def test_a_robots_txt_that_recovered_gets_its_retries_back() -> None:
+    clock = Clock()
+    frontier, _ = make(clock, delay=0.0, robots_retry_delay=1.0, robots_retries=1, robots_ttl=5.0)
+    for i in range(3):
+        frontier.add(job("http://a", f"/{i}"))
+    robots = frontier.pop_ready()
+    assert robots is not None
+    assert frontier.robots_unavailable("http://a") is None  # first failure: retry
+    frontier.done(robots, success=False)
+    clock.now += 1.0
+    robots = frontier.pop_ready()
+    assert robots is not None and robots.robots
+    frontier.set_robots("http://a", RobotsRules.allow_all())
+    frontier.done(robots, success=True)
+    page = frontier.pop_ready()
+    assert page is not None and not page.robots
+    frontier.done(page, success=True)
+    clock.now += 5.0  # the rules expire and are fetched again: that fetch fails once
+    robots = frontier.pop_ready()
+    assert robots is not None and robots.robots
+    assert frontier.robots_unavailable("http://a") is None  # a retry, not given up
+    assert frontier.host("a").origins["http://a"].deferred
+
+
+def test_restore_brings_each_hosts_backlog_back_from_disk() -> None:
+    clock = Clock()
+    backlog = ListBacklog()
+    backlog.rows = [
+        (1, job("http://a", "/1")),
+        (2, job("http://a", "/2")),
+        (3, job("http://b", "/1")),
+    ]
+    stats = CrawlStats()
+    frontier = Frontier(
+        delay=0.0,
+        max_per_host=1,
+        crawl_delay_cap=30.0,
+        robots_ttl=3600.0,
+        robots_retry_delay=1.0,
+        robots_retries=1,
+        stats=stats,
+        clock=clock,
+        backlog=backlog,
+        window=64,
+    )
+    frontier.restore([], {"a": 2, "b": 1})
+    assert frontier.pending == 3
+    assert [frontier.host(h).backlog for h in ("a", "b")] == [2, 1]
+    robots = [frontier.pop_ready(), frontier.pop_ready()]
+    for r in robots:
+        assert r is not None and r.robots
+        frontier.set_robots(r.url.removesuffix("/robots.txt"), RobotsRules.allow_all())
+        frontier.done(r, success=True)
+    urls = []
+    while (page := frontier.pop_ready()) is not None:
+        urls.append(page.url)
+        frontier.done(page, success=True)
+    assert sorted(urls) == ["http://a/1", "http://a/2", "http://b/1"]
+    assert frontier.exhausted and frontier.pending == 0
+
+
+def test_a_refill_loads_one_window_at_a_time() -> None:
+    clock = Clock()
+    backlog = ListBacklog()
+    backlog.rows = [(i, job("http://a", f"/{i}")) for i in range(1, 11)]
+    frontier = Frontier(
+        delay=0.0,
+        max_per_host=1,
+        crawl_delay_cap=30.0,
+        robots_ttl=3600.0,
+        robots_retry_delay=1.0,
+        robots_retries=1,
+        stats=CrawlStats(),
+        clock=clock,
+        backlog=backlog,
+        window=3,
+    )
+    frontier.restore([], {"a": 10})
+    frontier.add(job("http://a", "/fresh"))  # spilled behind the backlog, not in memory
+    assert len(frontier.host("a").queue) == 0
+    frontier.pop_ready()  # a's window is empty: three rows are loaded to find the next job
+    assert len(frontier.host("a").queue) == 3
+
+
+def test_rows_the_disk_no_longer_holds_are_forgotten() -> None:
+    # A resume counted three spilled URLs for a, but they were fetched in the earlier run.
+    frontier, _ = make(Clock(), delay=0.0)
+    frontier.restore([], {"a": 3})
+    assert frontier.pending == 3
+    assert frontier.pop_ready() is None
+    assert frontier.pending == 0 and frontier.exhausted
+    assert frontier.host("a").backlog == 0
+
+
+def test_more_rows_on_disk_than_counted_are_all_crawled() -> None:
+    clock = Clock()
+    backlog = ListBacklog()
+    backlog.rows = [(i, job("http://a", f"/{i}")) for i in range(1, 4)]
+    frontier = Frontier(
+        delay=0.0,
+        max_per_host=1,
+        crawl_delay_cap=30.0,
+        robots_ttl=3600.0,
+        robots_retry_delay=1.0,
+        robots_retries=1,
+        stats=CrawlStats(),
+        clock=clock,
+        backlog=backlog,
+        window=64,
+    )
+    frontier.restore([], {"a": 1})  # counted one; the table holds three
+    robots = frontier.pop_ready()
+    assert robots is not None and robots.robots
+    assert frontier.pending == 3  # corrected when the rows came in
+    assert frontier.host("a").backlog == 0
+    frontier.set_robots("http://a", RobotsRules.allow_all())
+    frontier.done(robots, success=True)
+    urls = []
+    while (page := frontier.pop_ready()) is not None:
+        urls.append(page.url)
+        frontier.done(page, success=True)
+    assert urls == ["http://a/1", "http://a/2", "http://a/3"]
+    assert frontier.exhausted and frontier.pending == 0
+
+
+def test_deferral_ends_a_grace_after_the_first_failure_or_from_now() -> None:
+    clock = Clock()
+    frontier, _ = make(clock, delay=0.0, robots_retry_delay=100.0)
+    assert frontier.deferral_ends(30.0) == clock.now + 30.0  # nothing deferred
+    frontier.add(job("http://a", "/"))
+    robots = frontier.pop_ready()
+    assert robots is not None
+    frontier.robots_unavailable("http://a")
+    frontier.done(robots, success=False)
+    failed_at = clock.now
+    clock.now += 7.0
+    assert frontier.deferral_ends(30.0) == failed_at + 30.0
+
+
+def test_dropping_deferred_hosts_keeps_the_others_work() -> None:
+    clock = Clock()
+    backlog = ListBacklog()
+    frontier = Frontier(
+        delay=0.0,
+        max_per_host=1,
+        crawl_delay_cap=30.0,
+        robots_ttl=3600.0,
+        robots_retry_delay=100.0,
+        robots_retries=3,
+        stats=CrawlStats(),
+        clock=clock,
+        backlog=backlog,
+        window=1,
+    )
+    for i in range(3):  # one in memory, two spilled to disk
+        item = job("http://bad", f"/{i}")
+        if frontier.add(item) is Admission.SPILLED:
+            backlog.rows.append((len(backlog.rows) + 1, item))
+    frontier.add(job("http://good", "/"))
+    robots = frontier.pop_ready()
+    assert robots is not None and robots.url == "http://bad/robots.txt"
+    frontier.robots_unavailable("http://bad")
+    frontier.done(robots, success=False)
+    assert frontier.drop_deferred() == ["http://bad"]
+    assert frontier.pending == 1  # good's URL
+    assert frontier.host("bad").backlog == 0 and not frontier.host("bad").has_work
+    assert frontier.host("good").has_work

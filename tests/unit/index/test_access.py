@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from gossamer.cli import main
-from gossamer.index import DOCSTORE_FILE, INDEX_DIR, DocStore
+from gossamer.cli import search as commands
+from gossamer.index import DOCSTORE_FILE, INDEX_DIR
 from gossamer.index import indexer as indexer_module
-from gossamer.index.access import IndexLock, is_writing, readonly_uri
-from gossamer.search import commands
+from gossamer.index.access import IndexLock, is_writing
+from gossamer.store.connect import readonly_uri
+from gossamer.store.docstore import DocStore
 
 from ..cli_helpers import one_error, run
 from .fake_crawl import make_crawl, search_corpus

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import sqlite3
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from gossamer.fetch.result import FetchResult
 from gossamer.index import IndexingError, WarcReader
 from gossamer.store import WarcStore
+from gossamer.store.warcscan import Member, scan
 
 from .fake_crawl import FakePage, html, make_crawl
 
@@ -72,3 +74,33 @@ def test_bad_locations_raise_indexing_errors(tmp_path: Path) -> None:
             reader.read("missing.warc.gz", 0, 10)
         with pytest.raises(IndexingError, match=r"corrupt WARC record|no response record"):
             reader.read(name, offset + 1, length)
+
+
+def test_a_record_that_is_not_a_response_is_named_so(tmp_path: Path) -> None:
+    with WarcStore(tmp_path) as store:
+        location = store.write(FetchResult(url="http://a.test/", status=200, body=b"x"))
+    [request] = [
+        item
+        for item in scan(tmp_path / location.filename)
+        if isinstance(item, Member) and item.headers.get("warc-type") == "request"
+    ]
+    with WarcReader(tmp_path) as reader, pytest.raises(IndexingError, match="no response record"):
+        reader.read(location.filename, request.offset, request.length)
+
+
+def test_the_decoded_size_is_capped_as_the_crawl_capped_it(tmp_path: Path) -> None:
+    packed = gzip.compress(b"a" * 5000)
+    with WarcStore(tmp_path) as store:
+        location = store.write(
+            FetchResult(
+                url="http://a.test/big",
+                status=200,
+                response_headers=(("Content-Encoding", "gzip"),),
+                body=packed,
+            )
+        )
+    where = (location.filename, location.offset, location.length)
+    with WarcReader(tmp_path, max_decoded=4000) as reader:
+        assert reader.read(*where).decode_error == "decompression_bomb"
+    with WarcReader(tmp_path) as reader:
+        assert reader.read(*where).content == b"a" * 5000

@@ -11,12 +11,12 @@ import tantivy
 from gossamer.index import (
     DOCSTORE_FILE,
     INDEX_DIR,
-    DocStore,
     Fields,
     IndexingError,
     build_index,
     open_index,
 )
+from gossamer.store.docstore import DocStore
 from gossamer.testweb.pdf import make_pdf
 
 from .fake_crawl import START, FakePage, html, make_crawl

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gossamer.search import CrawlRecords, RankingWeights, SearchEngine, SearchError, page_info
+from gossamer.search import RankingWeights, SearchEngine, SearchError, page_info
+from gossamer.store import CrawlRecords
 
 
 def urls(engine: SearchEngine, query: str, **kwargs: object) -> list[str]:
@@ -111,3 +112,16 @@ def test_without_ranks_and_with_other_weights(corpus: Path, tmp_path: Path) -> N
         assert result.hits[0].scores.pagerank == 0.0
     with pytest.raises(SearchError):
         SearchEngine(copy, RankingWeights(text=-1))
+
+
+def test_hits_blend_text_pagerank_and_host_rank(engine: SearchEngine) -> None:
+    w = engine.weights
+    hits = engine.search("database", per_page=100).hits
+    assert any(hit.scores.host_rank_scaled > 0 for hit in hits)
+    for hit in hits:
+        s = hit.scores
+        expected = w.text * s.text + w.pagerank * s.pagerank_scaled
+        assert s.blended == pytest.approx(expected + w.host_rank * s.host_rank_scaled)
+        # The score of one page, asked on its own, is the one it had in the list.
+        alone = engine.scores_for(hit.url, "database")
+        assert alone is not None and alone.blended == pytest.approx(s.blended)

@@ -50,14 +50,58 @@ def test_one_result_per_group_keeps_the_best() -> None:
 def test_log_scaling() -> None:
     scaled = log_scaled(np.array([0.0, 0.25, 0.75]), 3)
     assert scaled[0] == 0.0 and scaled[2] == 1.0 and 0 < scaled[1] < 1
+    # log(1 + rank * N) / log(1 + max * N): the rank times the node count, not divided by it.
+    assert scaled[1] == pytest.approx(np.log1p(0.75) / np.log1p(2.25))
     assert log_scaled(np.zeros(0), 0).size == 0
+
+
+def test_log_scaling_at_the_edges() -> None:
+    assert log_scaled(np.zeros(0), 5).size == 0  # no scores, some nodes
+    assert log_scaled(np.array([0.5, 0.5]), 0).tolist() == [0.0, 0.0]  # no graph
+    assert log_scaled(np.array([1.0]), 1).tolist() == [1.0]  # one page, one node
+    assert log_scaled(np.array([0.5, 0.5]), 2).tolist() == [1.0, 1.0]
+    assert log_scaled(np.zeros(3), 3).tolist() == [0.0, 0.0, 0.0]  # all zero: no 0 / 0
+    # The top is 1 even where log(1 + max * N) is below 1.
+    small = log_scaled(np.array([0.1, 0.2]), 2)
+    assert small.max() == 1.0 and small[0] == pytest.approx(np.log1p(0.2) / np.log1p(0.4))
 
 
 def test_weights_are_validated() -> None:
     RankingWeights().validate()
-    with pytest.raises(SearchError):
+    # Zero turns a part of the blend off, and one candidate is enough: both are valid.
+    RankingWeights(text=0.0, pagerank=0.0, host_rank=0.0, body_boost=0.0).validate()
+    RankingWeights(candidates=1).validate()
+    negative = "ranking weights must be finite and not negative"
+    with pytest.raises(SearchError, match=f"^{negative}$"):
         RankingWeights(pagerank=-1).validate()
-    with pytest.raises(SearchError):
+    with pytest.raises(SearchError, match=f"^{negative}$"):
         RankingWeights(text=float("nan")).validate()
-    with pytest.raises(SearchError):
+    with pytest.raises(SearchError, match=r"^the number of candidates must be at least 1$"):
         RankingWeights(candidates=0).validate()
+
+
+def test_no_candidates_and_no_tiers() -> None:
+    assert order_candidates([], 2, RankingWeights()) == []
+    flat = order_candidates(
+        [cand(0, 1.0, title=2), cand(1, 5.0, title=0)], 2, RankingWeights(title_tiers=False)
+    )
+    assert [(o.candidate.key, o.tier) for o in flat] == [(1, 0), (0, 0)]
+
+
+def test_host_rank_is_blended_into_the_score() -> None:
+    weights = RankingWeights()
+    # The same text score and PageRank; only the host's rank differs.
+    obscure = Candidate(0, 5.0, 0.5, 0.0, 0, 0)
+    known = Candidate(1, 5.0, 0.5, 0.8, 0, 1)
+    ranked = order_candidates([obscure, known], 1, weights)
+    assert [o.candidate.key for o in ranked] == [1, 0]
+    assert ranked[0].score == pytest.approx(1.0 * 1.0 + 0.3 * 0.5 + 0.1 * 0.8)
+    assert ranked[1].score == pytest.approx(1.0 * 1.0 + 0.3 * 0.5)
+    # Enough host rank outweighs a small lead in text; its weight decides how much.
+    leading = Candidate(2, 5.0, 0.0, 0.0, 0, 2)
+    trailing = Candidate(3, 4.8, 0.0, 1.0, 0, 3)
+    assert [o.candidate.key for o in order_candidates([leading, trailing], 1, weights)] == [3, 2]
+    no_host = RankingWeights(host_rank=0.0)
+    assert [o.candidate.key for o in order_candidates([leading, trailing], 1, no_host)] == [2, 3]
+    heavy = order_candidates([obscure, known], 1, RankingWeights(host_rank=2.0))
+    assert heavy[0].score == pytest.approx(1.0 + 0.3 * 0.5 + 2.0 * 0.8)

@@ -10,7 +10,9 @@ import pytest
 
 from gossamer.errors import StoreError
 from gossamer.fetch.result import FetchResult
-from gossamer.store.metadata import SCHEMA_VERSION, MetadataDB, PageRow, page_row
+from gossamer.store.metadata import MetadataDB
+from gossamer.store.rows import PageRow, page_row
+from gossamer.store.schema import SCHEMA_VERSION
 from gossamer.store.warc import WarcLocation
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from gossamer.store.metadata import SCHEMA_VERSION, MetadataDB
+from gossamer.store.metadata import MetadataDB
+from gossamer.store.schema import SCHEMA_VERSION
 
 
 def _version_one(path: Path) -> None:

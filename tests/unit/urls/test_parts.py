@@ -7,7 +7,16 @@ from urllib.parse import urlsplit
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gossamer.urls import canonicalize, host_of, origin_of, path_query_of, robots_url
+from gossamer.urls import (
+    as_host,
+    canonicalize,
+    host_key,
+    host_of,
+    origin_of,
+    path_query_of,
+    port_of,
+    robots_url,
+)
 
 
 def test_one_host_name_for_every_scheme_and_port() -> None:
@@ -65,3 +74,19 @@ def test_parts_agree_with_the_standard_library(
     assert origin_of(url) == f"{split.scheme}://{split.netloc}"
     expected = split.path + (f"?{split.query}" if "?" in url else "")
     assert path_query_of(url) == expected
+
+
+def test_authority_and_port() -> None:
+    assert host_key("https://user:pw@a.test:8443/x") == "a.test:8443"
+    assert host_key("http://[::1]:8080/") == "[::1]:8080"
+    assert port_of("http://a.test:0/") == 0
+    assert port_of("https://a.test:8443/x") == 8443
+    assert port_of("http://[::1]:81/") == 81
+    assert port_of("http://a.test/") is None
+    assert port_of("http://[::1]/") is None
+
+
+def test_a_host_name_from_a_url_an_origin_or_a_host_name() -> None:
+    assert as_host("http://a.test:8080/x") == "a.test"
+    assert as_host("https://a.test") == "a.test"
+    assert as_host("a.test") == "a.test"

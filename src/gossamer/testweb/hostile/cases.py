@@ -1,38 +1,56 @@
-"""A web server that misbehaves on purpose: the hostile far end of the fetch stage, for tests.
+"""The hostile cases: what each misbehaving host under ``hostile.test`` does, one host a case.
 
-Role in the data flow: none in production. Tests crawl it, alone or beside the ordinary test web,
-to prove that the crawler survives what real servers do, stays polite and stays safe. It is
-written on raw asyncio streams because a framework server will not send half a header, a wrong
-Content-Length or a broken chunk. Each case is one host name under ``hostile.test``
-(``slow-body.hostile.test``), routed on the Host header as the ordinary test web does, so one
-port serves every case and a crawl reaches them with ``--resolve '*.hostile.test:127.0.0.1'``.
-A request for any other host (an IP literal reached through a redirect, say) is answered too,
-and logged, so a test can prove that it never arrived.
-
-The cases are listed, one line each, in ``HostileServer.__init__``. Unless a case is about
-robots.txt, its robots.txt answers 404 (everything allowed).
+Role in the data flow: none in production. A case is the first label of the host name a
+request is for (``slow-body.hostile.test``); :class:`Cases` answers it. The catalogue is in
+``Cases.__init__``, one line a case, and ``_SITES`` holds the hosts whose robots.txt and
+pages are plain data. Unless a case is about robots.txt, its robots.txt answers 404
+(everything allowed). A request for any other host (an IP literal reached through a
+redirect, say) is answered too, the way a victim would, so a test can prove it never came.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import dataclasses
-import http
 import itertools
 import random
 import socket
 import struct
-import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Self
+
+from gossamer.testweb.hostile.wire import (
+    CHUNK,
+    HTML,
+    TEXT,
+    Reader,
+    Writer,
+    chunks,
+    hang,
+    head,
+    page,
+    redirect,
+    send,
+    stream,
+    trickle,
+)
+
+__all__ = [
+    "BAD_SCHEMES",
+    "BOMBS",
+    "CALM_TARGETS",
+    "HOSTILE_DOMAIN",
+    "HOSTILE_RESOLVE",
+    "HUGE_BYTES",
+    "LOOPBACK_HOSTS",
+    "MANY_LINKS",
+    "ROBOTS_PADDING",
+    "UNRESOLVABLE",
+    "Cases",
+    "Request",
+]
 
 HOSTILE_DOMAIN = "hostile.test"
 HOSTILE_RESOLVE = f"*.{HOSTILE_DOMAIN}:127.0.0.1"
-TRICKLE_SECONDS = 0.05  # pause between the bytes of a slowloris answer
 CALM_TARGETS = ("/", *(f"/p/{n}.html" for n in range(1, 8)))  # the well-behaved host's pages
 MANY_LINKS = 100_000
 HUGE_BYTES = 50_000_000  # the Content-Length huge-declared claims, far above any cap
@@ -49,10 +67,6 @@ BAD_SCHEMES = (
 # A label over 63 octets: the system resolver refuses it without sending a query.
 UNRESOLVABLE = f"http://{'x' * 64}.invalid/"
 BOMBS = {"bomb-gzip": "gzip", "bomb-deflate": "deflate", "bomb-br": "br", "bomb-zstd": "zstd"}
-_HTML = "text/html; charset=utf-8"
-_TEXT = "text/plain; charset=utf-8"
-_CHUNK = 64 * 1024
-_ENDLESS = 100_000  # pieces an "endless" answer gives up after, if nobody hangs up first
 _PRIVATE = b"User-agent: *\nDisallow: /private/\n"
 
 # Hosts whose robots.txt and pages are plain: case -> (robots.txt body or status, links on "/").
@@ -75,10 +89,6 @@ _SITES: dict[str, tuple[bytes | int, tuple[str, ...]]] = {
 }
 _OWN_ROBOTS = frozenset({"calm", "many-links", "robots-huge", "robots-redirect", "robots-timeout"})
 
-Reader = asyncio.StreamReader
-Writer = asyncio.StreamWriter
-Handler = Callable[["Request", Reader, Writer], Awaitable[bool]]  # True: keep the connection
-
 
 @dataclass(frozen=True, slots=True)
 class Request:
@@ -89,127 +99,23 @@ class Request:
     host: str
     case: str
 
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """A request as the server saw it; ``ended`` is None while it is being answered."""
-
-    host: str
-    target: str
-    started: float
-    ended: float | None = None
+    @classmethod
+    def of(cls, method: str, target: str, host: str) -> Request:
+        label, _, domain = host.partition(".")
+        return cls(method, target, host, label if domain == HOSTILE_DOMAIN else host)
 
 
-def page(title: str, links: Iterable[str] = ()) -> bytes:
-    items = "".join(f'<li><a href="{href}">link</a></li>' for href in links)
-    return (
-        f"<!DOCTYPE html><html><head><title>{title}</title></head>"
-        f"<body><h1>{title}</h1><ul>{items}</ul></body></html>\n"
-    ).encode()
+Handler = Callable[[Request, Reader, Writer], Awaitable[bool]]  # True: keep the connection
 
 
-def head(status: int, headers: Iterable[tuple[str, str]] = ()) -> bytes:
-    try:
-        reason = http.HTTPStatus(status).phrase
-    except ValueError:
-        reason = "Whatever"
-    lines = [f"HTTP/1.1 {status} {reason}", *(f"{k}: {v}" for k, v in headers), "", ""]
-    return "\r\n".join(lines).encode("latin-1")
+class Cases:
+    """Answers every hostile case. ``samples`` is the folder of compression bombs and broken
+    gzip streams (without it those cases answer 404); ``port`` is where the server listens,
+    for the cases that redirect to another of its hosts."""
 
-
-async def send(
-    w: Writer,
-    status: int,
-    body: bytes = b"",
-    content_type: str = _HTML,
-    headers: Iterable[tuple[str, str]] = (),
-) -> bool:
-    """A well-formed response with a Content-Length; the connection stays open."""
-    fields = [("Content-Type", content_type), ("Content-Length", str(len(body))), *headers]
-    w.write(head(status, fields) + body)
-    await w.drain()
-    return True
-
-
-async def _trickle(w: Writer, data: Iterable[int]) -> bool:
-    for byte in itertools.islice(data, _ENDLESS):
-        w.write(bytes((byte,)))
-        await w.drain()
-        await asyncio.sleep(TRICKLE_SECONDS)  # the pause is the behaviour under test
-    return False
-
-
-async def _stream(w: Writer, first: bytes, pieces: Iterable[bytes]) -> bool:
-    w.write(first)
-    for piece in itertools.islice(pieces, _ENDLESS):
-        w.write(piece)
-        await w.drain()  # raises once the client has hung up
-        # drain() returns at once while the socket takes everything; yield anyway, or a fast
-        # loopback client sharing this event loop would starve.
-        await asyncio.sleep(0)
-    return False
-
-
-async def _redirect(w: Writer, status: int, location: str) -> bool:
-    return await send(w, status, page("moved"), headers=[("Location", location)])
-
-
-async def _hang(r: Reader) -> bool:
-    """Say nothing until the client gives up and closes the connection."""
-    while await r.read(_CHUNK):
-        pass
-    return False
-
-
-def _chunks(size: int) -> Iterator[bytes]:
-    piece = f"{size:x}\r\n".encode() + b"<p>" + b"x" * (size - 3) + b"\r\n"
-    return itertools.repeat(piece)
-
-
-async def _read_request(r: Reader, prefix: bytes) -> tuple[str, str, str] | None:
-    """(method, target, host) of the next request; None at EOF or on nonsense."""
-    try:
-        raw = prefix + await r.readuntil(b"\r\n\r\n")
-    except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-        return None
-    lines = raw.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ")
-    if len(parts) != 3:
-        return None
-    host = ""
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        if name.strip().lower() == "host":
-            host = value.strip().lower()
-    if not host.endswith("]") and ":" in host:
-        host = host.rsplit(":", 1)[0]
-    return parts[0], parts[1], host
-
-
-class HostileServer:
-    """Serves every hostile case on one loopback port of the running event loop.
-
-    ``raw`` maps a case name to bytes sent verbatim (then the connection closes): the fuzz tests
-    serve arbitrary bytes through it. ``samples`` is the folder of compression bombs and broken
-    gzip streams; without it those cases answer 404.
-    """
-
-    def __init__(
-        self,
-        *,
-        samples: Path | None = None,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, samples: Path | None = None) -> None:
         self.samples = samples
-        self.raw: dict[str, bytes] = {}
         self.port = 0
-        self._bind = (host, port)
-        self._clock = clock
-        self._server: asyncio.Server | None = None
-        self._open: dict[asyncio.Task[None], Writer] = {}
-        self._hits: dict[int, Hit] = {}  # by arrival, so a hanging request is seen at once
         self._serial = itertools.count()
         self._many_links = b""
         self._handlers: dict[str, Handler] = {
@@ -248,83 +154,12 @@ class HostileServer:
             "session": self._session,  # a fresh session id in every link
         }
 
-    # -- lifetime ---------------------------------------------------------------------------
-    async def start(self) -> int:
-        self._server = await asyncio.start_server(self._connection, *self._bind)
-        self.port = int(self._server.sockets[0].getsockname()[1])
-        return self.port
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            # Hang up rather than cancel: every handler then ends on its next read or write.
-            for writer in self._open.values():
-                writer.transport.abort()
-            await asyncio.gather(*self._open, return_exceptions=True)
-            await self._server.wait_closed()
-            self._server = None
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
-
-    # -- for tests --------------------------------------------------------------------------
     @property
-    def cases(self) -> tuple[str, ...]:
+    def names(self) -> tuple[str, ...]:
         return tuple(sorted([*self._handlers, *_SITES]))
 
-    def url(self, case: str, target: str = "/", scheme: str = "http") -> str:
-        return f"{scheme}://{case}.{HOSTILE_DOMAIN}:{self.port}{target}"
-
-    def hits(self, case: str | None = None) -> list[Hit]:
-        """Requests in the order they started; only one case's (first label) if given."""
-        hits = list(self._hits.values())
-        found = [h for h in hits if case is None or h.host.split(".")[0] == case]
-        return sorted(found, key=lambda hit: hit.started)
-
-    # -- connections ------------------------------------------------------------------------
-    async def _connection(self, r: Reader, w: Writer) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._open[task] = w
-        try:
-            first = await r.read(1)
-            if first == b"\x16":  # a TLS handshake: answer in plain text, like a misconfigured port
-                w.write(head(400) + b"plain HTTP here\n")
-                return
-            while first:
-                parsed = await _read_request(r, first)
-                if parsed is None:
-                    return
-                method, target, host = parsed
-                label, _, domain = host.partition(".")
-                case = label if domain == HOSTILE_DOMAIN else host
-                hit = Hit(host, target, self._clock())
-                key = len(self._hits)
-                self._hits[key] = hit
-                try:
-                    keep = await self._answer(Request(method, target, host, case), r, w)
-                finally:
-                    self._hits[key] = dataclasses.replace(hit, ended=self._clock())
-                first = await r.read(1) if keep else b""
-        except (ConnectionError, TimeoutError):
-            pass  # the client hung up on us: for this server, business as usual
-        finally:
-            del self._open[task]
-            w.close()
-            with contextlib.suppress(ConnectionError):
-                await w.wait_closed()
-
-    async def _answer(self, req: Request, r: Reader, w: Writer) -> bool:
-        if req.case in self.raw:
-            w.write(self.raw[req.case])
-            await w.drain()
-            return False
+    async def answer(self, req: Request, r: Reader, w: Writer) -> bool:
+        """Answer ``req``; True when the connection may carry another request."""
         site = _SITES.get(req.case)
         if site is not None:
             robots, links = site
@@ -332,7 +167,7 @@ class HostileServer:
                 return await send(w, 200, page(req.case, links if req.target == "/" else ()))
             if isinstance(robots, int):
                 return await send(w, robots, page(f"robots.txt {robots}"))
-            return await send(w, 200, robots, _TEXT)
+            return await send(w, 200, robots, TEXT)
         handler = self._handlers.get(req.case)
         if handler is None:  # a host never advertised: answer the way a victim would
             return await send(w, 200, page("internal admin page"))
@@ -347,50 +182,50 @@ class HostileServer:
     # -- the cases --------------------------------------------------------------------------
     async def _calm(self, req: Request, r: Reader, w: Writer) -> bool:
         if req.target == "/robots.txt":
-            return await send(w, 200, _PRIVATE, _TEXT)
+            return await send(w, 200, _PRIVATE, TEXT)
         if req.target in CALM_TARGETS:
             return await send(w, 200, page("calm", [*CALM_TARGETS, "/private/no.html"]))
         return await send(w, 404, page("not found"))
 
     async def _slow_headers(self, req: Request, r: Reader, w: Writer) -> bool:
         start = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
-        return await _trickle(w, itertools.chain(start, itertools.cycle(b"X-Slow: 1\r\n")))
+        return await trickle(w, itertools.chain(start, itertools.cycle(b"X-Slow: 1\r\n")))
 
     async def _slow_body(self, req: Request, r: Reader, w: Writer) -> bool:
-        w.write(head(200, [("Content-Type", _HTML), ("Content-Length", "100000")]))
-        return await _trickle(w, itertools.cycle(b"<p>slow</p>"))
+        w.write(head(200, [("Content-Type", HTML), ("Content-Length", "100000")]))
+        return await trickle(w, itertools.cycle(b"<p>slow</p>"))
 
     async def _endless_headers(self, req: Request, r: Reader, w: Writer) -> bool:
         lines = (f"X-Filler-{n}: {n}\r\n".encode() * 64 for n in itertools.count())
-        return await _stream(w, b"HTTP/1.1 200 OK\r\n", lines)
+        return await stream(w, b"HTTP/1.1 200 OK\r\n", lines)
 
     async def _long_header(self, req: Request, r: Reader, w: Writer) -> bool:
-        return await _stream(w, b"HTTP/1.1 200 OK\r\nX-Long: ", itertools.repeat(b"a" * _CHUNK))
+        return await stream(w, b"HTTP/1.1 200 OK\r\nX-Long: ", itertools.repeat(b"a" * CHUNK))
 
     async def _silent(self, req: Request, r: Reader, w: Writer) -> bool:
-        return await _hang(r)
+        return await hang(r)
 
     async def _length_long(self, req: Request, r: Reader, w: Writer) -> bool:
-        w.write(head(200, [("Content-Type", _HTML), ("Content-Length", "100000")]))
+        w.write(head(200, [("Content-Type", HTML), ("Content-Length", "100000")]))
         w.write(page("short of its promise"))
         return False
 
     async def _length_short(self, req: Request, r: Reader, w: Writer) -> bool:
         body = page("longer than promised", ["/next.html"])
-        w.write(head(200, [("Content-Type", _HTML), ("Content-Length", "20")]) + body)
+        w.write(head(200, [("Content-Type", HTML), ("Content-Length", "20")]) + body)
         return True  # the rest of the body is waiting where the next response should be
 
     async def _bad_chunked(self, req: Request, r: Reader, w: Writer) -> bool:
-        w.write(head(200, [("Content-Type", _HTML), ("Transfer-Encoding", "chunked")]))
+        w.write(head(200, [("Content-Type", HTML), ("Transfer-Encoding", "chunked")]))
         w.write(b"6\r\n<html>\r\nzz\r\nnot a chunk size\r\n0\r\n\r\n")
         return False
 
     async def _endless_chunked(self, req: Request, r: Reader, w: Writer) -> bool:
-        start = head(200, [("Content-Type", _HTML), ("Transfer-Encoding", "chunked")])
-        return await _stream(w, start, _chunks(_CHUNK))
+        start = head(200, [("Content-Type", HTML), ("Transfer-Encoding", "chunked")])
+        return await stream(w, start, chunks(CHUNK))
 
     async def _reset(self, req: Request, r: Reader, w: Writer) -> bool:
-        w.write(head(200, [("Content-Type", _HTML), ("Content-Length", "100000")]))
+        w.write(head(200, [("Content-Type", HTML), ("Content-Length", "100000")]))
         w.write(b"<html><body>" + b"x" * 4000)
         await w.drain()
         sock = w.get_extra_info("socket")
@@ -403,15 +238,15 @@ class HostileServer:
         return False
 
     async def _huge_declared(self, req: Request, r: Reader, w: Writer) -> bool:
-        start = head(200, [("Content-Type", _HTML), ("Content-Length", str(HUGE_BYTES))])
-        return await _stream(w, start, itertools.repeat(b"<p>" + b"x" * _CHUNK))
+        start = head(200, [("Content-Type", HTML), ("Content-Length", str(HUGE_BYTES))])
+        return await stream(w, start, itertools.repeat(b"<p>" + b"x" * CHUNK))
 
     async def _huge_stream(self, req: Request, r: Reader, w: Writer) -> bool:
-        start = head(200, [("Content-Type", _HTML), ("Connection", "close")])
-        return await _stream(w, start, itertools.repeat(b"<p>" + b"y" * _CHUNK))
+        start = head(200, [("Content-Type", HTML), ("Connection", "close")])
+        return await stream(w, start, itertools.repeat(b"<p>" + b"y" * CHUNK))
 
     async def _binary_html(self, req: Request, r: Reader, w: Writer) -> bool:
-        return await send(w, 200, random.Random(5).randbytes(_CHUNK), "text/html")
+        return await send(w, 200, random.Random(5).randbytes(CHUNK), "text/html")
 
     async def _mislabelled(self, req: Request, r: Reader, w: Writer) -> bool:
         links = ["/bogus.html", "/utf16.html", "/end.html"]
@@ -436,7 +271,7 @@ class HostileServer:
 
     async def _many(self, req: Request, r: Reader, w: Writer) -> bool:
         if req.target == "/robots.txt":
-            return await send(w, 200, b"User-agent: *\nDisallow: /l/\n", _TEXT)
+            return await send(w, 200, b"User-agent: *\nDisallow: /l/\n", TEXT)
         if req.target != "/":
             return await send(w, 404, page("not found"))
         if not self._many_links:
@@ -465,12 +300,12 @@ class HostileServer:
         moves = {"/": "/b", "/b": "/self", "/self": "/self"}
         if req.target not in moves:
             return await send(w, 404, page("not found"))
-        return await _redirect(w, 302, moves[req.target])
+        return await redirect(w, 302, moves[req.target])
 
     async def _redirect_chain(self, req: Request, r: Reader, w: Writer) -> bool:
         step = req.target.removeprefix("/r/")
         hop = int(step) + 1 if step.isdigit() else 1
-        return await _redirect(w, 301 if hop % 2 else 302, f"/r/{hop}")
+        return await redirect(w, 301 if hop % 2 else 302, f"/r/{hop}")
 
     async def _redirect_scheme(self, req: Request, r: Reader, w: Writer) -> bool:
         if req.target == "/":
@@ -480,7 +315,7 @@ class HostileServer:
         step = req.target.removeprefix("/to/")
         if not step.isdigit() or int(step) >= len(BAD_SCHEMES):
             return await send(w, 404, page("not found"))
-        return await _redirect(w, 302, BAD_SCHEMES[int(step)])
+        return await redirect(w, 302, BAD_SCHEMES[int(step)])
 
     async def _redirect_loopback(self, req: Request, r: Reader, w: Writer) -> bool:
         if req.target == "/":
@@ -488,11 +323,11 @@ class HostileServer:
         target = req.target.removeprefix("/to/")
         if target not in LOOPBACK_HOSTS:
             return await send(w, 404, page("not found"))
-        return await _redirect(w, 302, f"http://{target}:{self.port}/admin")
+        return await redirect(w, 302, f"http://{target}:{self.port}/admin")
 
     async def _redirect_cross(self, req: Request, r: Reader, w: Writer) -> bool:
         where = f"http://redirect-target.{HOSTILE_DOMAIN}:{self.port}"
-        return await _redirect(w, 301, f"{where}/private/secret.html")
+        return await redirect(w, 301, f"{where}/private/secret.html")
 
     async def _robots_huge(self, req: Request, r: Reader, w: Writer) -> bool:
         if req.target != "/robots.txt":
@@ -500,22 +335,22 @@ class HostileServer:
         padding = b"# " + b"padding " * 127 + b"\n"
         count = ROBOTS_PADDING // len(padding) + 1
         body = b"User-agent: *\nDisallow: /early/\n" + padding * count + b"Disallow: /late/\n"
-        return await send(w, 200, body, _TEXT)
+        return await send(w, 200, body, TEXT)
 
     async def _robots_redirect(self, req: Request, r: Reader, w: Writer) -> bool:
         if req.target == "/robots.txt":
             where = f"http://robots-target.{HOSTILE_DOMAIN}:{self.port}/rules.txt"
-            return await _redirect(w, 301, where)
+            return await redirect(w, 301, where)
         return await send(w, 200, page("moved robots", ["/private/a.html", "/open.html"]))
 
     async def _robots_target(self, req: Request, r: Reader, w: Writer) -> bool:
         if req.target == "/rules.txt":
-            return await send(w, 200, _PRIVATE, _TEXT)
+            return await send(w, 200, _PRIVATE, TEXT)
         return await send(w, 404, page("not found"))
 
     async def _robots_timeout(self, req: Request, r: Reader, w: Writer) -> bool:
         if req.target == "/robots.txt":
-            return await _hang(r)
+            return await hang(r)
         return await send(w, 200, page("never to be seen"))
 
     async def _storm(self, req: Request, r: Reader, w: Writer) -> bool:

@@ -1,25 +1,31 @@
-"""The index, rank, search and serve subcommands, as cli.py wires them."""
+"""The index, rank, search and serve subcommands, as ``gossamer.cli.search`` wires them."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from gossamer.search.commands import add_commands, run_command
-from gossamer.search.output import printable
+from gossamer.cli.search import add_parsers
 
-from ..index.fake_crawl import make_crawl, search_corpus
+from .index.fake_crawl import make_crawl, search_corpus
 
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="gossamer")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("crawl")
-    add_commands(sub)
+    add_parsers(sub)
     return parser.parse_args(argv)
+
+
+def run_command(args: argparse.Namespace) -> int | None:
+    """What ``gossamer.cli.main`` runs for ``args``; None when no subcommand module claimed it."""
+    run: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)
+    return None if run is None else run(args)
 
 
 def test_index_rank_search_from_the_command_line(
@@ -50,7 +56,3 @@ def test_flags_are_checked_and_other_commands_left_alone() -> None:
     args = parse("serve", "dir")
     assert (args.bind, args.port) == ("127.0.0.1", 8000)
     assert run_command(parse("crawl")) is None
-
-
-def test_terminal_output_removes_control_characters() -> None:
-    assert printable("a\x1b]0;title\x07b\u202ec\td") == "a]0;titlebc d"

@@ -1,6 +1,7 @@
-"""Index stage, bookkeeping: ``DIR/index/docs.db``, one row per page the indexer has seen.
+"""Store stage, the index's bookkeeping: ``DIR/index/docs.db``, one row per page indexed.
 
-Data flow: crawl.db -> **document store** <-> full-text index -> search. The store answers
+Data flow: crawl.db -> **document store** <-> full-text index -> search. It lives in ``store``
+with ``crawl.db``'s queries because it reads that file too (``pending``). The store answers
 three questions:
 
 * which fetched pages are new since the last run (incremental indexing after a resumed
@@ -13,22 +14,31 @@ three questions:
 
 Pages that were looked at but not indexed (noindex, no text) get a row too, with
 ``indexed = 0``, so they are not read again.
+
+Near-duplicate lookup uses the pigeonhole principle: a 64-bit fingerprint (``index.simhash``)
+is split into ``MAX_DISTANCE + 1`` bands of 16 bits; two fingerprints within ``MAX_DISTANCE``
+bits agree exactly on at least one band, so a new page is grouped with one indexed lookup per
+band. Every fault is raised as ``StoreError``.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gossamer.index.access import readonly_uri
-from gossamer.index.errors import IndexingError
-from gossamer.index.simhash import MAX_DISTANCE, bands, hamming
+from gossamer.errors import StoreError
+from gossamer.store.connect import connect_readonly, faults
 
-__all__ = ["DocRow", "DocStore", "PendingPage"]
+__all__ = ["BANDS", "MAX_DISTANCE", "DocRow", "DocStore", "PendingPage", "bands", "hamming"]
+
+MAX_DISTANCE = 3  # bits two fingerprints of near-duplicates may differ in
+BANDS = MAX_DISTANCE + 1
+_BAND_BITS = 64 // BANDS
+_BAND_MASK = (1 << _BAND_BITS) - 1
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -109,6 +119,15 @@ _DOC_COLUMNS = (
 )
 
 
+def hamming(a: int, b: int) -> int:
+    return (a ^ b).bit_count()
+
+
+def bands(fingerprint: int) -> tuple[int, ...]:
+    """The ``BANDS`` 16-bit pieces of a fingerprint, lowest first."""
+    return tuple((fingerprint >> (i * _BAND_BITS)) & _BAND_MASK for i in range(BANDS))
+
+
 def _signed(value: int) -> int:
     # SQLite integers are signed 64-bit.
     return value - (1 << 64) if value >= 1 << 63 else value
@@ -131,11 +150,10 @@ class DocStore:
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
         self._path = path
         if readonly and not path.exists():
-            raise IndexingError(f"no index at {path.parent}; run 'gossamer index' first")
+            raise StoreError(f"no index at {path.parent}; run 'gossamer index' first")
         try:
             if readonly:
-                uri = readonly_uri(path)
-                self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+                self._conn = connect_readonly(path, threads=True)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 # URI filenames on, so ATTACH in ``pending`` can open crawl.db read-only.
@@ -145,7 +163,7 @@ class DocStore:
                 self._conn.execute("PRAGMA synchronous = NORMAL")
                 self._conn.executescript(_SCHEMA)
         except (sqlite3.Error, OSError) as exc:
-            raise IndexingError(f"cannot open document store {path}: {exc}") from exc
+            raise StoreError(f"cannot open document store {path}: {exc}") from exc
 
     def close(self) -> None:
         self._conn.close()
@@ -160,7 +178,7 @@ class DocStore:
 
     def pending(self, crawl_db: Path) -> list[PendingPage]:
         """Pages of ``crawl_db`` not indexed yet, in WARC order (sequential reads)."""
-        with self._sqlite("read the crawl database"):
+        with faults("read", crawl_db):
             uri = f"{crawl_db.resolve().as_uri()}?mode=ro"
             self._conn.execute("ATTACH DATABASE ? AS crawl", (uri,))
             try:
@@ -172,11 +190,14 @@ class DocStore:
     @property
     def in_flight(self) -> bool:
         """True when the last run stopped between the tantivy commit and ours."""
-        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (_IN_FLIGHT,)).fetchone()
+        with self._faults("read"):
+            row = self._conn.execute(
+                "SELECT value FROM meta WHERE key = ?", (_IN_FLIGHT,)
+            ).fetchone()
         return bool(row and row[0] == "1")
 
     def set_in_flight(self, value: bool) -> None:
-        with self._sqlite("write"):
+        with self._faults("write"):
             self._conn.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                 (_IN_FLIGHT, "1" if value else "0"),
@@ -186,7 +207,7 @@ class DocStore:
         self._conn.execute("BEGIN")
 
     def commit(self) -> None:
-        with self._sqlite("write"):
+        with self._faults("write"):
             self._conn.execute("COMMIT")
 
     def rollback(self) -> None:
@@ -269,7 +290,9 @@ class DocStore:
     # -- reading ---------------------------------------------------------------------------
 
     def count(self) -> int:
-        return int(self._conn.execute("SELECT count(*) FROM docs WHERE indexed = 1").fetchone()[0])
+        with self._faults("read"):
+            row = self._conn.execute("SELECT count(*) FROM docs WHERE indexed = 1").fetchone()
+        return int(row[0])
 
     def group_sizes(self) -> dict[int, int]:
         """Sizes of the groups with more than one indexed page."""
@@ -297,9 +320,5 @@ class DocStore:
         )
         return [_row(r) for r in rows]
 
-    @contextmanager
-    def _sqlite(self, action: str) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise IndexingError(f"cannot {action} ({self._path}): {exc}") from exc
+    def _faults(self, action: str) -> AbstractContextManager[None]:
+        return faults(action, self._path, "document store")

@@ -1,0 +1,139 @@
+"""Command line, ``gossamer crawl``: flags -> plan -> engine -> the summary.
+
+Data flow: argv -> **cli.crawl** -> plan (config, seeds, the folder's crawl) -> engine (one
+crawler, or ``--workers`` processes) -> ``reports/stats.txt``, printed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from typing import Any
+
+from gossamer.cli.flags import path, positive_int, seconds
+from gossamer.config import CrawlConfig
+from gossamer.engine import Crawler
+from gossamer.engine.workers import run_workers
+from gossamer.errors import escaped
+from gossamer.plan import CrawlPlan, begin_crawl, plan_crawl
+from gossamer.seeds import SeedList
+
+__all__ = ["FLAGS", "add_parser", "crawl_plan", "run_crawl"]
+
+log = logging.getLogger("gossamer")
+
+# Each flag that sets a crawl setting, by the setting's dotted name (for messages too).
+FLAGS = {
+    "max_pages": "--max-pages",
+    "time_limit": "--time",
+    "concurrency": "--concurrency",
+    "workers": "--workers",
+    "scope.max_depth": "--max-depth",
+    "fetch.user_agent": "--user-agent",
+    "politeness.delay": "--delay",
+    "politeness.max_per_host": "--max-per-host",
+    "politeness.max_per_ip": "--max-per-ip",
+    "politeness.robots_wait": "--robots-wait",
+    "fetch.ca_file": "--ca-file",
+    "politeness.respect_nofollow": "--nofollow",
+    "resolve": "--resolve",
+    "progress": "--no-progress",
+}
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("crawl", help="crawl politely from a seeds file")
+    p.set_defaults(run=run_crawl)
+    p.add_argument("seeds", type=path, nargs="?", help="file with one URL or bare domain per line")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", type=path, help="output folder (an existing crawl resumes)")
+    where.add_argument("--resume", type=path, metavar="DIR", help="continue the crawl in DIR")
+    p.add_argument("--max-pages", type=positive_int)
+    p.add_argument("--time", type=seconds, dest="time_limit", help="time limit, e.g. 90s, 2h")
+    p.add_argument("--concurrency", type=positive_int, help="requests in flight per worker")
+    p.add_argument("--workers", type=positive_int, help="crawler processes (hosts split by hash)")
+    p.add_argument("--max-depth", type=int, help="ignore links more than D hops from a seed")
+    p.add_argument("--user-agent")
+    p.add_argument("--delay", type=seconds, help="minimum gap between requests to one host")
+    p.add_argument("--max-per-host", type=positive_int, help="requests in flight per host")
+    p.add_argument(
+        "--max-per-ip", type=positive_int, help="requests in flight per server address (off)"
+    )
+    p.add_argument(
+        "--robots-wait",
+        type=seconds,
+        help="longest wait for hosts whose robots.txt is unavailable when nothing else is left",
+    )
+    p.add_argument("--ca-file", help="PEM file of extra certificate authorities to trust")
+    p.add_argument(
+        "--resolve",
+        action="append",
+        default=[],
+        metavar="HOST:IP",
+        help="map a host (or *.domain) to an address, like curl; may repeat",
+    )
+    p.add_argument("--config", type=path, help="TOML configuration file")
+    p.add_argument("--nofollow", action="store_true", default=None, help="honour rel=nofollow")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "max_pages": args.max_pages,
+        "time_limit": args.time_limit,
+        "concurrency": args.concurrency,
+        "workers": args.workers,
+        "scope.max_depth": args.max_depth,
+        "fetch.user_agent": args.user_agent,
+        "politeness.delay": args.delay,
+        "politeness.max_per_host": args.max_per_host,
+        "politeness.max_per_ip": args.max_per_ip,
+        "politeness.robots_wait": args.robots_wait,
+        "fetch.ca_file": args.ca_file,
+        "politeness.respect_nofollow": args.nofollow,
+        "resolve": tuple(args.resolve) or None,
+        "progress": False if args.no_progress else None,
+    }
+
+
+def crawl_plan(args: argparse.Namespace) -> CrawlPlan:
+    """Config, seeds, and whether this continues the crawl in the folder; nothing written."""
+    plan = plan_crawl(
+        args.seeds,
+        args.resume or args.out,
+        resume=args.resume is not None,
+        config_file=args.config,
+        overrides=_overrides(args),
+        flags=FLAGS,
+    )
+    for problem in plan.seeds.problems:
+        log.warning(
+            "seeds line %d ignored (%s): %s",
+            problem.line,
+            problem.reason,
+            escaped(problem.text),
+        )
+    return plan
+
+
+def _crawl(config: CrawlConfig, seeds: SeedList) -> str:
+    """Run the crawl in this process or in ``config.workers``; why it stopped."""
+    if config.workers > 1:
+        return run_workers(config, seeds, config.workers).reason
+    return asyncio.run(Crawler(config, seeds).run()).reason
+
+
+def run_crawl(args: argparse.Namespace) -> int:
+    plan = crawl_plan(args)
+    config, note = begin_crawl(plan)
+    if note is not None:
+        print(f"gossamer: warning: {note}", file=sys.stderr, flush=True)
+    if plan.resuming:
+        print(f"resuming the crawl in {escaped(str(config.out))}", flush=True)
+    reason = _crawl(config, plan.seeds)
+    summary = (config.out / "reports" / "stats.txt").read_text(encoding="utf-8")
+    print(summary.rstrip())
+    print(f"stopped: {reason}; output in {escaped(str(config.out))}")
+    return 0

@@ -1,0 +1,135 @@
+"""Command line, the search side: ``gossamer index``, ``rank``, ``search`` and ``serve``.
+
+Data flow: argv -> **cli.search** -> index (WARC -> tantivy), rank (crawl.db -> PageRank),
+search (query -> ranked results on stdout) or web (the UI). Each command is one call into its
+package, and every fault arrives as a ``GossamerError``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+from gossamer.cli.flags import fraction, int_between, path, serve_port, weight
+from gossamer.index import IndexingError, IndexReport, build_index
+from gossamer.rank import DAMPING, TOLERANCE, rank_crawl
+from gossamer.search.engine import MAX_PAGE, SearchEngine
+from gossamer.search.output import format_json, format_text
+from gossamer.search.ranking import RankingWeights
+from gossamer.search.ready import require_complete_index
+
+__all__ = ["add_parsers", "run_index", "run_rank", "run_search", "run_serve"]
+
+_page = int_between(1, MAX_PAGE)
+
+
+def _ranking_flags(p: argparse.ArgumentParser) -> None:
+    defaults = RankingWeights()
+    group = p.add_argument_group("ranking")
+    group.add_argument("--english", action="store_true", help="only pages detected as English")
+    group.add_argument("--text-weight", type=weight, default=defaults.text)
+    group.add_argument("--pagerank-weight", type=weight, default=defaults.pagerank)
+    group.add_argument("--host-rank-weight", type=weight, default=defaults.host_rank)
+    group.add_argument(
+        "--no-title-tiers", action="store_true", help="do not put title matches first"
+    )
+
+
+def add_parsers(sub: Any) -> None:
+    """Register ``index``, ``rank``, ``search`` and ``serve`` on the CLI's subparsers."""
+    p = sub.add_parser("index", help="index the crawled HTML and PDF pages of a crawl folder")
+    p.set_defaults(run=run_index)
+    p.add_argument("dir", type=path, help="crawl folder (holds crawl.db and warc/)")
+    p.add_argument(
+        "--workers",
+        type=_page,
+        default=os.cpu_count() or 1,
+        help="processes reading and extracting pages (default: one per core)",
+    )
+    p = sub.add_parser("rank", help="compute PageRank per URL and per host")
+    p.set_defaults(run=run_rank)
+    p.add_argument("dir", type=path, help="crawl folder")
+    p.add_argument("--damping", type=fraction, default=DAMPING)
+    p.add_argument("--tolerance", type=fraction, default=TOLERANCE, help="L1 stop criterion")
+    p = sub.add_parser("search", help="search an indexed crawl folder")
+    p.set_defaults(run=run_search)
+    p.add_argument("dir", type=path, help="crawl folder")
+    p.add_argument("query", help='words, "phrases", -excluded, site:host')
+    p.add_argument("--page", type=_page, default=1)
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    _ranking_flags(p)
+    p = sub.add_parser("serve", help="the search web UI")
+    p.set_defaults(run=run_serve)
+    p.add_argument("dir", type=path, help="crawl folder")
+    p.add_argument("--port", type=serve_port, default=8000)
+    p.add_argument("--bind", default="127.0.0.1", help="address to listen on")
+    _ranking_flags(p)
+
+
+def _weights(args: argparse.Namespace) -> RankingWeights:
+    return RankingWeights(
+        text=args.text_weight,
+        pagerank=args.pagerank_weight,
+        host_rank=args.host_rank_weight,
+        title_tiers=not args.no_title_tiers,
+    )
+
+
+def _progress(done: int, total: int) -> None:
+    if sys.stderr.isatty():
+        print(f"\rindexed {done}/{total}", end="", file=sys.stderr, flush=True)
+
+
+def _index(crawl_dir: Path, workers: int) -> IndexReport:
+    # What was committed before a failure is kept (see ``build_index``); the next run goes on.
+    again = f"the batches already committed are kept; run 'gossamer index {crawl_dir}' again"
+    try:
+        return build_index(crawl_dir, workers=workers, progress=_progress)
+    except MemoryError as exc:
+        raise IndexingError(f"out of memory while indexing {crawl_dir}: {again}") from exc
+    except BrokenProcessPool as exc:
+        raise IndexingError(
+            f"an indexing process died (out of memory?) while indexing {crawl_dir}: {again},"
+            " with fewer --workers"
+        ) from exc
+
+
+def run_index(args: argparse.Namespace) -> int:
+    report = _index(args.dir, args.workers)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    print(report.summary())
+    return 0
+
+
+def run_rank(args: argparse.Namespace) -> int:
+    print(rank_crawl(args.dir, damping=args.damping, tolerance=args.tolerance).summary())
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    require_complete_index(args.dir)
+    language = "en" if args.english else None
+    with SearchEngine(args.dir, _weights(args)) as engine:
+        result = engine.search(args.query, page=args.page, language=language)
+    output = format_json(result) if args.json else format_text(result, color=_color())
+    print(output)
+    return 0
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    # Imported here: the web UI pulls in aiohttp's server side, which no other command needs.
+    from gossamer.web import serve  # noqa: PLC0415
+
+    require_complete_index(args.dir)
+    return serve(
+        args.dir, host=args.bind, port=args.port, weights=_weights(args), english=args.english
+    )
+
+
+def _color() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ

@@ -1,0 +1,50 @@
+"""Command line, ``gossamer testweb`` and ``gossamer demo``: the bundled local test web.
+
+Data flow: argv -> **cli.testweb** -> ``testweb.command`` (serve it until stopped) or
+``demo`` (serve it, crawl it, index, rank and search it). The test web is test tooling, not
+part of the crawler: it is imported here only when one of these two commands runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from gossamer.cli.flags import address, listen_port, path, positive_int
+
+__all__ = ["add_demo_parser", "add_testweb_parser", "run_demo", "run_testweb"]
+
+
+def add_testweb_parser(sub: Any) -> None:
+    p = sub.add_parser("testweb", help="serve the bundled local multi-host test web")
+    p.set_defaults(run=run_testweb)
+    p.add_argument(
+        "--port", type=listen_port, default=8080, help="0: any free port (it is printed)"
+    )
+    p.add_argument("--bind", type=address, default="127.0.0.1", help="address to listen on")
+    p.add_argument("--hosts", type=positive_int, default=20)
+    p.add_argument("--pages", type=positive_int, default=50, help="pages per host")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seeds-file", type=path, help="write the seed URLs here")
+
+
+def add_demo_parser(sub: Any) -> None:
+    p = sub.add_parser("demo", help="serve the test web and crawl it, then print the report")
+    p.set_defaults(run=run_demo)
+    p.add_argument("--out", type=path, default=Path("demo-out"))
+    p.add_argument("--hosts", type=positive_int, default=30)
+    p.add_argument("--pages", type=positive_int, default=40, help="pages per host")
+
+
+def run_testweb(args: argparse.Namespace) -> int:
+    from gossamer.testweb.command import serve_forever, web_spec  # noqa: PLC0415 (see module)
+
+    spec = web_spec(hosts=args.hosts, pages=args.pages, seed=args.seed)
+    return serve_forever(spec, host=args.bind, port=args.port, seeds_file=args.seeds_file)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from gossamer import demo  # noqa: PLC0415 (see module)
+
+    return demo.run_demo(args.out, hosts=args.hosts, pages=args.pages)

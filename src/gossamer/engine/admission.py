@@ -1,0 +1,97 @@
+"""Which found URLs enter the crawl: scope and trap rules, ownership, then the frontier.
+
+Data flow: parse (links), redirects, seeds and other workers' forwards -> **admission** ->
+frontier (queued once, by the seen-set) and the ``urls`` table of ``crawl.db``. Every URL the
+crawl finds passes through :meth:`Admitter.admit`, in a live crawl and in replay alike, so a
+resumed or recovered crawl refuses and counts exactly what the live one did.
+"""
+
+from __future__ import annotations
+
+from gossamer.config import ScopeConfig
+from gossamer.engine.partition import Part
+from gossamer.frontier import Admission, Frontier, Job
+from gossamer.stats import CrawlStats
+from gossamer.store import MetadataDB
+from gossamer.urls import host_of
+from gossamer.urls.traps import strip_session_ids, trap_reason
+
+__all__ = ["Admitter"]
+
+
+class Admitter:
+    """Applies the scope rules to every URL found and queues the new ones."""
+
+    def __init__(
+        self,
+        scope: ScopeConfig,
+        *,
+        frontier: Frontier,
+        stats: CrawlStats,
+        db: MetadataDB,
+        part: Part | None = None,
+    ) -> None:
+        self._scope = scope
+        self._frontier = frontier
+        self._stats = stats
+        self._db = db
+        self._part = part  # set when this crawler is one worker of a partitioned crawl
+
+    def admit(
+        self,
+        url: str,
+        depth: int,
+        referrer: str | None,
+        *,
+        hops: int = 0,
+        fallbacks: tuple[str, ...] = (),
+    ) -> bool:
+        """Apply the scope rules and queue ``url`` if it is new; True if it was queued."""
+        scope = self._scope
+        host = host_of(url)
+        if scope.strip_session_ids:
+            # Before dedup: a fresh session id in every link would make every URL new.
+            stripped = strip_session_ids(url)
+            if stripped != url:
+                self._stats.record_error("trap_session_id", host)
+                url = stripped
+        trap = trap_reason(
+            url,
+            max_length=scope.max_url_length,
+            max_depth=scope.max_path_depth,
+            max_repeats=scope.max_path_repeats,
+        )
+        if trap is not None:
+            self._stats.skipped_other += 1
+            self._stats.record_error(trap, host)
+            return False
+        if scope.max_depth is not None and depth > scope.max_depth:
+            self._stats.skipped_other += 1
+            return False
+        if self._part is not None and not self._part.mine(url):
+            # Another worker owns this host: it deduplicates and records the URL.
+            self._part.forward(url, depth, referrer)
+            return False
+        job = Job(
+            url=url, host=host, depth=depth, referrer=referrer, hops=hops, fallbacks=fallbacks
+        )
+        return self._queue(job)
+
+    def _queue(self, job: Job) -> bool:
+        admission = self._frontier.add(job, host_budget=self._scope.max_pages_per_host)
+        if admission is Admission.DUPLICATE:
+            return False
+        if admission is Admission.OVER_BUDGET:
+            self._stats.skipped_other += 1
+            self._stats.record_error("trap_host_budget", job.host)
+            return False
+        self._stats.discovered += 1
+        self._db.add_discovered(
+            [(job.url, job.host, job.depth, job.referrer)], spilled=admission is Admission.SPILLED
+        )
+        return True
+
+    def fall_back(self, job: Job) -> None:
+        """A URL that could not be reached: queue its next form (a seed's https -> http)."""
+        if job.fallbacks:
+            self.admit(job.fallbacks[0], job.depth, job.referrer, fallbacks=job.fallbacks[1:])

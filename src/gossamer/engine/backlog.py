@@ -1,0 +1,56 @@
+"""The crawl's frontier, built from the politeness settings, with its disk side in crawl.db.
+
+Data flow: config -> **frontier** (in memory) <-> the ``urls`` table of ``crawl.db`` (spilled
+jobs). The live crawl, resume and the replay of ``recover`` all build their frontier here.
+"""
+
+from __future__ import annotations
+
+import time
+
+from gossamer.config import PolitenessConfig
+from gossamer.frontier import Backlog, Frontier, Job
+from gossamer.frontier.frontier import WINDOW
+from gossamer.stats import CrawlStats
+from gossamer.store import MetadataDB
+
+__all__ = ["DatabaseBacklog", "build_frontier"]
+
+
+def build_frontier(
+    politeness: PolitenessConfig,
+    stats: CrawlStats,
+    *,
+    backlog: Backlog | None = None,
+    window: int = WINDOW,
+) -> Frontier:
+    """A frontier with the crawl's politeness settings (live crawl, resume and recover)."""
+    return Frontier(
+        delay=politeness.delay,
+        max_per_host=politeness.max_per_host,
+        crawl_delay_cap=politeness.crawl_delay_cap,
+        robots_ttl=politeness.robots_ttl,
+        robots_retry_delay=politeness.robots_retry_delay,
+        robots_retries=politeness.robots_retries,
+        stats=stats,
+        clock=time.monotonic,
+        backlog=backlog,
+        window=window,
+    )
+
+
+class DatabaseBacklog:
+    """The frontier's disk side: spilled jobs live in the ``urls`` table of ``crawl.db``.
+
+    A spilled job loses its seed fallbacks and redirect hop count; both matter only for the
+    few URLs that never leave the memory window (seeds and fresh redirect targets).
+    """
+
+    def __init__(self, db: MetadataDB) -> None:
+        self._db = db
+
+    def load(self, host: str, after: int, limit: int) -> list[tuple[int, Job]]:
+        return [
+            (row_id, Job(url=url, host=host, depth=depth, referrer=referrer))
+            for row_id, url, depth, referrer in self._db.backlog(host, after, limit)
+        ]

@@ -1,0 +1,171 @@
+"""Recording an exchange: counters, ``crawl.db`` rows, and the URLs a page leads to.
+
+Data flow: a fetch result (live, from the pipeline) or an archived record (replayed from the
+WARC files by resume and recover) -> **recorder** -> statistics, ``pages`` / ``links`` /
+``robots`` rows, and the links and redirect target handed to admission. Nothing here archives
+or tells the frontier how a host behaved: that is the live pipeline's part, so replaying a
+WARC file records exactly what the live crawl recorded, without fetching or writing WARC.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from gossamer.engine.admission import Admitter
+from gossamer.fetch import FetchResult
+from gossamer.fetch.fetcher import media_type
+from gossamer.frontier import Job
+from gossamer.parse import ParsedPage, parse_html
+from gossamer.robots import RobotsAnswer, lasting
+from gossamer.stats import CrawlStats
+from gossamer.store import MetadataDB, WarcLocation, page_row
+from gossamer.urls import canonical_link, origin_of
+
+__all__ = ["HTML_TYPES", "PARSE_LIMIT", "Recorder", "note_robots"]
+
+log = logging.getLogger(__name__)
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+PARSE_LIMIT = 4 * 1024 * 1024  # bytes of a page handed to the HTML parser
+
+
+def note_robots(stats: CrawlStats, host: str, answer: RobotsAnswer) -> None:
+    """Show a lasting robots.txt answer in the per-domain report (and its sitemaps)."""
+    stats.host(host).robots_status = answer.status
+    if answer.rules.sitemaps:
+        stats.sitemaps.setdefault(host, list(answer.rules.sitemaps))
+
+
+class Recorder:
+    """Counts and records exchanges; admits what a page leads to."""
+
+    def __init__(
+        self,
+        *,
+        admitter: Admitter,
+        stats: CrawlStats,
+        db: MetadataDB,
+        respect_nofollow: bool = False,
+        max_redirects: int = 10,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._admitter = admitter
+        self._stats = stats
+        self._db = db
+        self._respect_nofollow = respect_nofollow
+        self._max_redirects = max_redirects
+        self._clock = clock
+
+    def record_robots(self, job: Job, hop: FetchResult, location: WarcLocation | None) -> None:
+        """Count and record one robots.txt exchange.
+
+        A final answer that gives rules (2xx) or allows all (4xx) is also kept for the origin
+        asked, so a resumed crawl reuses it while it is valid instead of fetching it again.
+        """
+        self._count(job, hop)
+        self._stats.robots_requests += 1
+        if lasting(hop.status, hop.error) and not hop.is_redirect:
+            body = hop.content if 200 <= hop.status < 300 else b""
+            self._db.add_robots(origin_of(job.url), hop.status, body, hop.started_at)
+        self._db.add_page(
+            page_row(
+                hop,
+                location,
+                depth=job.depth,
+                referrer=job.referrer,
+                host=job.host,
+                purpose="robots",
+            )
+        )
+        self._db.end_exchange()
+
+    def record_page(self, job: Job, result: FetchResult, location: WarcLocation | None) -> bool:
+        """Count and record one page exchange and admit what it leads to (links, redirect).
+
+        True when it was a stored page.
+        """
+        try:
+            return self._record_page(job, result, location)
+        finally:
+            self._db.end_exchange()
+
+    def _record_page(self, job: Job, result: FetchResult, location: WarcLocation | None) -> bool:
+        self._count(job, result)
+        self._db.add_page(
+            page_row(result, location, depth=job.depth, referrer=job.referrer, host=job.host)
+        )
+        status = result.status
+        if status == 0:
+            self._admitter.fall_back(job)
+            return False
+        if result.is_redirect:
+            self._redirect(job, result)
+            return False
+        if not (200 <= status < 300) or result.error or result.skipped_body:
+            return False
+        stats = self._stats
+        stats.pages += 1
+        stats.host(job.host).pages += 1
+        stats.hourly[int((self._clock() - stats.started + stats.elapsed_before) // 3600)] += 1
+        if media_type(result.content_type) in HTML_TYPES:
+            # The parse also gives the page's title and noindex; crawl.db has no column for
+            # them yet (the index reads them again from the WARC record).
+            self._links(job, result)
+        return True
+
+    def _count(self, job: Job, result: FetchResult) -> None:
+        log.debug(
+            "fetched url=%s status=%s error=%s elapsed=%.3f",
+            result.url,
+            result.status,
+            result.error or "-",
+            result.elapsed,
+        )
+        stats = self._stats
+        stats.requests += 1
+        host = stats.host(job.host)
+        host.time_spent += result.elapsed
+        if result.status:
+            stats.responses += 1
+            stats.statuses[result.status] += 1
+            stats.bytes += len(result.body)
+            stats.fetch_time += result.elapsed
+            host.bytes += len(result.body)
+        if result.error:
+            stats.record_error(result.error, job.host)
+        elif result.status >= 400:
+            stats.record_error(f"http_{result.status}", job.host)
+
+    def _redirect(self, job: Job, result: FetchResult) -> None:
+        self._stats.redirects += 1
+        location = result.header("Location")
+        target = canonical_link(location, result.url) if location else None
+        if target is None:
+            self._stats.record_error("bad_redirect", job.host)
+            return
+        if job.hops + 1 > self._max_redirects:
+            self._stats.record_error("redirect_chain", job.host)
+            return
+        self._db.add_links(result.url, [target])
+        # A redirect is not a link hop: the target keeps the depth of the URL that moved.
+        self._admitter.admit(
+            target, job.depth, result.url, hops=job.hops + 1, fallbacks=job.fallbacks
+        )
+
+    def _links(self, job: Job, result: FetchResult) -> ParsedPage:
+        # The parse tree costs ~24x the bytes parsed: links are taken from the first
+        # PARSE_LIMIT bytes only, which bounds memory per page (the WARC keeps the whole body).
+        parsed = parse_html(result.content[:PARSE_LIMIT], result.url, result.content_type)
+        targets = [link.url for link in parsed.links]
+        if targets:
+            self._db.add_links(result.url, targets)
+        if parsed.nofollow and self._respect_nofollow:
+            return parsed
+        depth = job.depth + 1
+        for link in parsed.links:
+            if link.nofollow and self._respect_nofollow:
+                continue
+            self._admitter.admit(link.url, depth, result.url)
+        return parsed

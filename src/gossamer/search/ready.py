@@ -1,0 +1,58 @@
+"""Search side, precondition: whether a crawl folder's index may be searched now.
+
+Data flow: index -> **ready** -> search / web. ``gossamer search`` and ``gossamer serve`` ask
+before opening a :class:`~gossamer.search.engine.SearchEngine`, so that an index a failed
+``gossamer index`` run left half-built is refused with a line saying what to run, instead of
+answering from part of the crawl as if it were all of it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gossamer.errors import StoreError
+from gossamer.index import DOCSTORE_FILE, INDEX_DIR, IndexingError
+from gossamer.index.access import is_writing
+from gossamer.store.docstore import DocStore
+
+__all__ = ["require_complete_index"]
+
+
+def require_complete_index(crawl_dir: Path) -> None:
+    """Refuse to search an index a failed ``gossamer index`` run left behind half-built.
+
+    An index being written right now is searched as far as it is committed, once it holds
+    at least one page.
+    """
+    index_dir = crawl_dir / INDEX_DIR
+    run = f"run 'gossamer index {crawl_dir}'"
+    if not (index_dir / DOCSTORE_FILE).is_file():
+        raise IndexingError(f"no search index in {crawl_dir}; {run} first")
+    with DocStore(index_dir / DOCSTORE_FILE, readonly=True) as store:
+        try:
+            empty, in_flight = store.count() == 0, store.in_flight
+        except StoreError as exc:
+            raise IndexingError(f"cannot read the search index of {crawl_dir}: {exc}") from exc
+        if is_writing(index_dir):
+            if empty:
+                raise IndexingError(
+                    f"the search index of {crawl_dir} is being written by another process and"
+                    " holds no page yet; try again when 'gossamer index' has finished"
+                )
+            return
+        if in_flight:
+            raise IndexingError(
+                f"the search index of {crawl_dir} is incomplete: the last 'gossamer index' run"
+                f" did not finish; {run} again"
+            )
+        if empty and _has_pages(store, crawl_dir):
+            raise IndexingError(
+                f"the search index of {crawl_dir} is incomplete: no page is indexed yet; {run}"
+            )
+
+
+def _has_pages(store: DocStore, crawl_dir: Path) -> bool:
+    try:
+        return bool(store.pending(crawl_dir / "crawl.db"))
+    except StoreError:
+        return False  # crawl.db cannot be read from here: nothing to compare with

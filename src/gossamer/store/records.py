@@ -1,0 +1,139 @@
+"""Store stage, read back: one archived HTTP response as a value, for every reader.
+
+Data flow: WARC files -> **records** -> replay (resume and recover bring ``crawl.db`` level
+with the WARC files), the index, and the web UI's cached copies. Whoever finds the record
+(``warcscan.scan`` walking a file, or a seek to the offset ``crawl.db`` gives) hands its bytes
+here; this is the one place that parses a response record, and the one place that removes
+the Content-Encoding of an archived body, with the crawl's own cap on the decoded size
+(``fetch.max_decoded``), so a body decodes the same way at fetch time and every time after.
+
+The metadata record Gossamer writes beside each response (depth, referrer, host, fetch time)
+is read here too (:func:`metadata_fields`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from io import BytesIO
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+
+from gossamer.config import FetchConfig
+from gossamer.fetch.decode import DecodeError, decode_body
+from gossamer.fetch.result import Headers
+from gossamer.store.warcscan import read_member
+
+__all__ = [
+    "MAX_DECODED",
+    "ArchivedResponse",
+    "RecordError",
+    "metadata_fields",
+    "parse_response",
+    "read_response",
+    "warc_time",
+]
+
+MAX_DECODED = FetchConfig().max_decoded  # the default cap, for readers of a crawl's files
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class RecordError(ValueError):
+    """The bytes hold no usable response record; ``problem`` says which way."""
+
+    def __init__(self, problem: str, detail: str = "") -> None:
+        super().__init__(f"{problem}: {detail}" if detail else problem)
+        self.problem = problem  # "corrupt WARC record" or "no response record"
+        self.detail = detail
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedResponse:
+    """One response record: what the server said, with the entity decoded."""
+
+    url: str
+    date: str  # WARC-Date, ISO 8601 UTC
+    status: int
+    headers: Headers
+    content: bytes  # Content-Encoding removed; empty when ``decode_error`` is set
+    decode_error: str = ""  # "bad_encoding" or "decompression_bomb"
+    reason: str = ""
+    body: bytes = b""  # the payload as received, still content-encoded
+    truncated: bool = False  # WARC-Truncated: the body was cut at a size cap
+    remote_ip: str = ""
+
+    def header(self, name: str) -> str | None:
+        lowered = name.lower()
+        return next((value for key, value in self.headers if key.lower() == lowered), None)
+
+    @property
+    def content_type(self) -> str:
+        return self.header("Content-Type") or ""
+
+    @property
+    def crawled_at(self) -> datetime:
+        return warc_time(self.date)
+
+
+def read_response(member: bytes, max_decoded: int = MAX_DECODED) -> ArchivedResponse:
+    """The response record in ``member``, one gzip member read at a known offset."""
+    try:
+        data, headers = read_member(member)
+    except ValueError as exc:
+        raise RecordError("corrupt WARC record", f"damaged, cut or gone: {exc}") from exc
+    if headers.get("warc-type") != "response":
+        raise RecordError("no response record")
+    return parse_response(data, max_decoded)
+
+
+def parse_response(data: bytes, max_decoded: int = MAX_DECODED) -> ArchivedResponse:
+    """The response record in ``data``: one whole uncompressed WARC record."""
+    try:
+        record = next(iter(ArchiveIterator(BytesIO(data))), None)
+        http = None if record is None else record.http_headers
+        body: bytes = b"" if record is None or http is None else record.raw_stream.read()
+    except (ArchiveLoadFailed, OSError, ValueError, EOFError) as exc:
+        raise RecordError("corrupt WARC record", str(exc)) from exc
+    if record is None or http is None:
+        raise RecordError("no response record")
+    code, _, reason = (http.statusline or "0").partition(" ")
+    content, error = b"", ""
+    try:
+        content = decode_body(body, http.get_header("Content-Encoding"), max_decoded)
+    except DecodeError as exc:
+        # A corrupt coding is a property of that page, not a fault of the reader.
+        error = exc.kind
+    warc = record.rec_headers
+    return ArchivedResponse(
+        url=str(warc.get_header("WARC-Target-URI") or ""),
+        date=str(warc.get_header("WARC-Date") or ""),
+        status=int(code) if code.isdigit() else 0,
+        headers=tuple((str(k), str(v)) for k, v in http.headers),
+        content=content,
+        decode_error=error,
+        reason=reason,
+        body=body,
+        truncated=bool(warc.get_header("WARC-Truncated")),
+        remote_ip=str(warc.get_header("WARC-IP-Address") or ""),
+    )
+
+
+def metadata_fields(data: bytes) -> dict[str, str]:
+    """The ``application/warc-fields`` block of a metadata record (uncompressed)."""
+    block = data[data.find(b"\r\n\r\n") + 4 :]
+    fields: dict[str, str] = {}
+    for line in block.decode("utf-8", "replace").splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields[key.strip()] = value.strip()
+    return fields
+
+
+def warc_time(value: str) -> datetime:
+    """A WARC-Date as an aware datetime; the epoch for a date that cannot be read."""
+    with contextlib.suppress(ValueError):
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return EPOCH

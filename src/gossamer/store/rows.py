@@ -1,0 +1,79 @@
+"""Store stage, values: one fetch as a row of ``crawl.db``'s ``pages`` table.
+
+Data flow: fetch -> pipeline -> :func:`page_row` -> ``MetadataDB.add_page``; the search side
+reads the same :class:`PageRow` back (``CrawlRecords.page``) for the page-info view and the
+cached copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, fields
+from operator import attrgetter
+
+from gossamer.fetch.result import FetchResult
+from gossamer.store.warc import WarcLocation
+
+__all__ = ["PAGE_COLUMNS", "PageRow", "page_row", "page_values", "sha1_hex"]
+
+
+@dataclass(frozen=True, slots=True)
+class PageRow:
+    """One fetched URL as recorded in ``pages``; ``length`` counts body bytes as received."""
+
+    url: str
+    url_id: str  # SHA-1 hex of url
+    doc_id: str | None  # SHA-1 hex of the decoded content; None when there is none
+    status: int  # 0 when the fetch failed below HTTP
+    content_type: str | None
+    length: int | None
+    fetched_at: float
+    elapsed: float
+    depth: int
+    referrer: str | None
+    warc_file: str | None
+    warc_offset: int | None
+    warc_length: int | None
+    error: str | None
+    host: str
+    purpose: str = "page"  # "page", or "robots" for a robots.txt exchange
+
+
+# Named columns, not *, so a reader keeps working on a file with columns added later.
+PAGE_COLUMNS = ", ".join(f.name for f in fields(PageRow))
+# attrgetter builds the row tuple in C; dataclasses.astuple deep-copies every field.
+page_values = attrgetter(*(f.name for f in fields(PageRow)))
+
+
+def sha1_hex(data: str | bytes) -> str:
+    return hashlib.sha1(data.encode() if isinstance(data, str) else data).hexdigest()
+
+
+def page_row(
+    result: FetchResult,
+    location: WarcLocation | None,
+    *,
+    depth: int,
+    referrer: str | None,
+    host: str,
+    purpose: str = "page",
+) -> PageRow:
+    """The ``pages`` row for a fetch; ``location`` is None when nothing was archived."""
+    return PageRow(
+        url=result.url,
+        url_id=sha1_hex(result.url),
+        doc_id=sha1_hex(result.content) if result.content else None,
+        status=result.status,
+        content_type=result.content_type or None,
+        length=len(result.body) if result.status else None,
+        fetched_at=result.started_at,
+        elapsed=result.elapsed,
+        depth=depth,
+        referrer=referrer,
+        warc_file=location.filename if location else None,
+        warc_offset=location.offset if location else None,
+        warc_length=location.length if location else None,
+        error=result.error or None,
+        host=host,
+        purpose=purpose,
+    )

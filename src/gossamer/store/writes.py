@@ -1,0 +1,158 @@
+"""Store stage, writing ``crawl.db``: a batch of rows and the one transaction that commits it.
+
+Data flow: the pipeline's rows collect in a :class:`Batch` (``MetadataDB``); a batch is
+committed by :func:`commit`, inline or on the writer thread (``writer``). Each batch is one
+``BEGIN IMMEDIATE`` transaction: worker processes sharing the file queue for the write lock
+instead of failing half-way, and a crash leaves every batch either whole or absent.
+
+Rows go in up to ``_CHUNK`` at a time, as one multi-row ``VALUES`` statement, not one
+statement per row (``executemany``): SQLite then does the work of a chunk in one call, with
+the GIL released throughout, so a writer thread neither hands the GIL back and forth with the
+event loop once per row nor pays Python's per-row overhead. Rows of one statement are applied
+in order, exactly as the same rows one statement each would be.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache
+from itertools import chain
+
+from gossamer.store.schema import UNFETCHED
+
+__all__ = ["Batch", "commit", "delete_pages", "requeue_unfetched"]
+
+Discovered = tuple[str, str, int, str | None, float, int]  # url, host, depth, ref, time, spilled
+
+_CHUNK = 256  # rows per statement at most (a power of two, see ``_insert``)
+_ROWS = "{rows}"  # where a statement template takes its ``(?, ...), (?, ...)`` rows
+
+_INSERT_PAGE = "INSERT OR REPLACE INTO pages VALUES {rows}"
+# First discovery wins; a row made earlier only as a link target takes the details.
+_INSERT_DISCOVERED = """
+INSERT INTO urls (url, host, depth, referrer, discovered_at, spilled) VALUES {rows}
+ON CONFLICT (url) DO UPDATE SET
+    host = excluded.host, depth = excluded.depth, referrer = excluded.referrer,
+    discovered_at = excluded.discovered_at, spilled = excluded.spilled
+WHERE urls.discovered_at IS NULL
+"""
+_INSERT_NODE = "INSERT OR IGNORE INTO urls (url) VALUES {rows}"
+_INSERT_LINK = """
+INSERT OR IGNORE INTO links (src, dst)
+SELECT s.id, d.id FROM (VALUES {rows}) AS v
+JOIN urls AS s ON s.url = v.column1 JOIN urls AS d ON d.url = v.column2
+"""
+_INSERT_ROBOTS = "INSERT OR REPLACE INTO robots VALUES (?, ?, ?, ?)"
+_SET_META = (
+    "INSERT INTO meta (key, value) VALUES (?, ?)"
+    " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
+_DELETE_PAGE = (
+    "DELETE FROM pages WHERE url = ? AND warc_file = ? AND warc_offset = ?"
+    " RETURNING url, host, depth, referrer, purpose"
+)
+
+
+@dataclass(slots=True)
+class Batch:
+    """Rows committed together. Cut only at the end of an exchange, so a page's row and the
+    rows of the links and redirect it led to are never in different transactions."""
+
+    pages: list[tuple[object, ...]] = field(default_factory=list)
+    discovered: list[Discovered] = field(default_factory=list)
+    links: list[tuple[str, str]] = field(default_factory=list)
+    robots: list[tuple[str, int, bytes, float]] = field(default_factory=list)
+    meta: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        """What the batch size limit is compared with: the longest list of rows."""
+        return max(len(self.pages), len(self.discovered), len(self.links))
+
+    def empty(self) -> bool:
+        return not (self.pages or self.discovered or self.links or self.robots or self.meta)
+
+    def extend(self, later: Batch) -> None:
+        """Append the rows of a batch that was cut after this one (a retry after a fault)."""
+        self.pages.extend(later.pages)
+        self.discovered.extend(later.discovered)
+        self.links.extend(later.links)
+        self.robots.extend(later.robots)
+        self.meta.extend(later.meta)
+
+
+def commit(conn: sqlite3.Connection, batch: Batch) -> None:
+    """Write ``batch`` in one transaction; on a fault nothing of it is written."""
+    with _transaction(conn):
+        _insert(conn, _INSERT_PAGE, batch.pages)
+        _insert(conn, _INSERT_DISCOVERED, batch.discovered)
+        _insert(conn, _INSERT_NODE, list(_link_nodes(batch.links)))
+        _insert(conn, _INSERT_LINK, batch.links)
+        conn.executemany(_INSERT_ROBOTS, batch.robots)
+        conn.executemany(_SET_META, batch.meta)
+
+
+def requeue_unfetched(conn: sqlite3.Connection) -> None:
+    """Mark every queued but unfetched URL as disk backlog (``spilled``)."""
+    conn.execute(f"UPDATE urls SET spilled = 1 WHERE spilled = 0 AND {UNFETCHED}")
+
+
+def delete_pages(
+    conn: sqlite3.Connection, records: Iterable[tuple[str, str, int]]
+) -> list[tuple[str, str, int, str | None, str]]:
+    """Delete the rows that still point at these ``(url, warc_file, offset)`` records;
+    ``(url, host, depth, referrer, purpose)`` of every row deleted."""
+    dropped = []
+    with _transaction(conn):
+        for record in records:
+            dropped.extend(conn.execute(_DELETE_PAGE, record).fetchall())
+    return dropped
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception (a failed COMMIT too)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _insert(conn: sqlite3.Connection, template: str, rows: Sequence[tuple[object, ...]]) -> None:
+    """Run ``template`` over ``rows``, in order, a chunk of rows per statement.
+
+    Chunks are powers of two, so a handful of statement texts serve every batch and SQLite's
+    statement cache keeps them prepared (preparing one of 256 rows costs about a millisecond).
+    """
+    if not rows:
+        return
+    width = len(rows[0])
+    most = min(_CHUNK, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // width)
+    done = 0
+    while done < len(rows):
+        count = 1 << (min(most, len(rows) - done).bit_length() - 1)
+        chunk = rows[done : done + count]
+        conn.execute(_statement(template, width, count), list(chain.from_iterable(chunk)))
+        done += count
+
+
+@cache
+def _statement(template: str, width: int, count: int) -> str:
+    row = "(" + ", ".join(["?"] * width) + ")"
+    return template.replace(_ROWS, ", ".join([row] * count))
+
+
+def _link_nodes(links: list[tuple[str, str]]) -> Iterator[tuple[str]]:
+    seen: set[str] = set()
+    for pair in links:
+        for url in pair:
+            if url not in seen:
+                seen.add(url)
+                yield (url,)

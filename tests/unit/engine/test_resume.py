@@ -1,0 +1,241 @@
+"""The recovery sequence: lock, cut torn tails, replay, recount, rebuild the frontier."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from gossamer.config import CrawlConfig, PolitenessConfig
+from gossamer.engine.backlog import build_frontier
+from gossamer.engine.partition import Part, host_owner
+from gossamer.engine.resume import (
+    CrawlLock,
+    holds_crawl,
+    level,
+    load_snapshot,
+    rebuild_stats,
+    restore_part,
+    restore_robots,
+    resume_crawl,
+    save_snapshot,
+)
+from gossamer.errors import StoreError
+from gossamer.fetch import FetchResult
+from gossamer.stats import CrawlStats
+from gossamer.store import CdxjWriter, MetadataDB, WarcLocation, WarcStore, page_row
+from gossamer.urls import host_of
+
+NOW = 1_700_000_000.0
+ROBOTS = b"User-agent: *\nDisallow: /private\nCrawl-delay: 2\n"
+
+
+def page(url: str, at: float = NOW) -> FetchResult:
+    body = b"<html><title>t</title><a href='/next'>n</a></html>"
+    return FetchResult(
+        url=url,
+        status=200,
+        response_headers=(("Content-Type", "text/html"),),
+        body=body,
+        content=body,
+        content_type="text/html",
+        started_at=at,
+        elapsed=0.02,
+    )
+
+
+class Folder:
+    """A crawl folder written as the live pipeline writes it: WARC, then CDXJ, then rows."""
+
+    def __init__(self, root: Path) -> None:
+        self.out = root
+        self.config = CrawlConfig(
+            seeds=root / "seeds.txt",
+            out=root,
+            concurrency=4,
+            politeness=PolitenessConfig(delay=0.0, robots_ttl=3600.0),
+        )
+        self.db = MetadataDB(root / "crawl.db")
+        self.cdxj = CdxjWriter(root / "index.cdxj")
+        self.warc = WarcStore(root / "warc")
+        self.last = WarcLocation("", 0, 0, "")  # where the last response record went
+
+    def fetch(self, url: str, *, row: bool = True) -> None:
+        """Archive one page; ``row=False`` is a crash before its row reached crawl.db."""
+        host = host_of(url)
+        fetched = page(url)
+        fields = {"gossamer-purpose": "page", "gossamer-host": host, "gossamer-depth": "0"}
+        location = self.warc.write(fetched, fields)
+        self.last = location
+        self.cdxj.add(fetched, location)
+        self.db.add_discovered([(url, host, 0, None)])
+        if row:
+            self.db.add_page(page_row(fetched, location, depth=0, referrer=None, host=host))
+        self.db.flush()
+
+    def queue(self, url: str) -> None:
+        """A URL found and queued, never fetched."""
+        self.db.add_discovered([(url, host_of(url), 1, None)])
+        self.db.flush()
+
+    def stop(self) -> None:
+        self.warc.close()
+        self.cdxj.close(sort=False)
+        self.db.flush()
+
+    def tear(self) -> Path:
+        """What a kill in the middle of a write leaves: the start of one more record."""
+        path = self.warc.files[-1]
+        data = path.read_bytes()
+        start = self.last.offset
+        path.write_bytes(data + data[start : start + self.last.length // 2])
+        return path
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Folder:
+    made = Folder(tmp_path)
+    yield made
+    made.db.close()
+
+
+def test_a_second_crawl_of_a_folder_is_refused_with_the_holders_pid(tmp_path: Path) -> None:
+    with CrawlLock(tmp_path):
+        assert (tmp_path / ".gossamer.lock").read_text().strip() == str(os.getpid())
+        with pytest.raises(StoreError, match=rf"in use by another crawl \(pid {os.getpid()}\)"):
+            CrawlLock(tmp_path).__enter__()
+    with CrawlLock(tmp_path):  # released on exit
+        pass
+
+
+def test_a_folder_holds_a_crawl_once_it_has_rows_or_its_own_warc_files(tmp_path: Path) -> None:
+    with MetadataDB(tmp_path / "crawl.db") as db:
+        assert not holds_crawl(tmp_path, db)
+        WarcStore(tmp_path / "warc").close()  # a crash before the first batch of rows
+        assert holds_crawl(tmp_path, db)
+    other = tmp_path / "other"
+    with MetadataDB(other / "crawl.db") as db:
+        db.add_discovered([("http://a.test/", "a.test", 0, None)])
+        db.flush()
+        assert holds_crawl(other, db)
+
+
+def test_level_cuts_the_torn_tail_replays_what_the_rows_missed_and_makes_backlog(
+    folder: Folder,
+) -> None:
+    folder.fetch("http://a.test/1")
+    folder.fetch("http://a.test/2", row=False)
+    folder.fetch("http://b.test/3", row=False)
+    folder.queue("http://a.test/later")
+    folder.stop()
+    torn = folder.tear()
+    leveled = level(folder.config, folder.db)
+    [cut] = leveled.cuts
+    assert cut.path == torn and cut.saved.exists()
+    assert leveled.outcome.replayed == 2
+    assert folder.db.page_count() == 3
+    # Links of the replayed pages were queued, as the live crawl would have queued them.
+    assert leveled.backlog == {"a.test": 2, "b.test": 1}
+    index = (folder.out / "index.cdxj").read_text().splitlines()
+    assert index == sorted(index)
+    assert [line for line in index if '"url": "http://b.test/3"' in line]
+
+
+def test_resume_crawl_recounts_carries_the_snapshot_and_restores_the_frontier(
+    folder: Folder,
+) -> None:
+    folder.fetch("http://a.test/1")
+    folder.fetch("http://a.test/2", row=False)
+    folder.queue("http://a.test/later")
+    saved = CrawlStats()
+    saved.skipped_robots = 5
+    saved.elapsed_before = 40.0
+    saved.started = time.time() - 2.0
+    save_snapshot(folder.db, saved)
+    fresh = time.time() - 60
+    folder.db.add_robots("http://a.test", 200, ROBOTS, fresh)
+    folder.db.add_robots("http://gone.test", 200, ROBOTS, fresh - 2 * 3600)  # expired
+    folder.stop()
+    stats, frontier = resume_crawl(folder.config, folder.db)
+    assert stats.pages == 2 and stats.requests == 2
+    assert stats.skipped_robots == 5
+    assert stats.elapsed_before == pytest.approx(42.0, abs=1.0)
+    assert frontier.seen("http://a.test/1") and frontier.seen("http://a.test/later")
+    assert frontier.pending == 2  # /later and /next, found on the replayed page
+    rules = frontier.robots_rules("http://a.test")
+    assert rules is not None and not rules.is_allowed("/private")
+    assert frontier.robots_rules("http://gone.test") is None
+    assert stats.hosts["a.test"].robots_status == "rules, crawl-delay 2"
+    assert frontier.host("a.test").delay == 2.0
+
+
+def test_a_worker_restores_only_the_hosts_it_owns(folder: Folder) -> None:
+    mine, theirs = "mine.test", "theirs.test"
+    for n in range(100):
+        mine = f"m{n}.test"
+        if host_owner(mine, 2) == 0:
+            break
+    for n in range(100):
+        theirs = f"t{n}.test"
+        if host_owner(theirs, 2) == 1:
+            break
+    folder.fetch(f"http://{mine}/")
+    folder.fetch(f"http://{theirs}/")
+    folder.queue(f"http://{mine}/later")
+    folder.queue(f"http://{theirs}/later")
+    folder.db.add_robots(f"http://{mine}", 404, b"", time.time())
+    folder.db.add_robots(f"http://{theirs}", 404, b"", time.time())
+    folder.stop()
+    level(folder.config, folder.db)  # the coordinator's part
+    part = Part(index=0, count=2, up=None, inbox=None)  # type: ignore[arg-type]
+    stats, frontier = restore_part(folder.config, folder.db, part)
+    assert set(stats.hosts) == {mine}
+    assert frontier.seen(f"http://{mine}/") and not frontier.seen(f"http://{theirs}/")
+    assert frontier.pending == 1
+    assert frontier.robots_rules(f"http://{mine}") is not None
+    assert frontier.robots_rules(f"http://{theirs}") is None
+
+
+def test_robots_answers_come_back_with_the_lifetime_they_have_left(folder: Folder) -> None:
+    folder.db.add_robots("https://a.test", 200, ROBOTS, NOW - 3000)  # 600 s left
+    folder.db.add_robots("https://b.test", 404, b"", NOW - 4000)  # expired
+    folder.db.add_robots("https://c.test", 404, b"", NOW - 10)
+    folder.db.flush()
+    stats = CrawlStats()
+    frontier = build_frontier(folder.config.politeness, stats)
+    restored = restore_robots(
+        folder.config, folder.db, frontier, stats, keep=lambda o: o != "https://c.test", now=NOW
+    )
+    assert restored == 1
+    left = frontier.host("a.test").origins["https://a.test"].expires - time.monotonic()
+    assert 590 < left <= 600
+    assert frontier.robots_rules("https://b.test") is None
+    assert frontier.robots_rules("https://c.test") is None
+    assert stats.hosts["a.test"].robots_status == "rules, crawl-delay 2"
+
+
+def test_the_snapshot_round_trips_and_a_bad_one_is_ignored(folder: Folder) -> None:
+    stats = CrawlStats()
+    stats.skipped_other = 3
+    stats.host("a.test").robots_status = "allow-all (404)"
+    stats.sitemaps["a.test"] = ["https://a.test/sitemap.xml"]
+    save_snapshot(folder.db, stats)
+    saved = load_snapshot(folder.db)
+    assert saved is not None
+    rebuilt = rebuild_stats(folder.db, saved, 4)
+    assert rebuilt.skipped_other == 3
+    assert rebuilt.hosts["a.test"].robots_status == "allow-all (404)"
+    assert rebuilt.sitemaps == {"a.test": ["https://a.test/sitemap.xml"]}
+    for garbage in ("{not json", "[1, 2]", ""):
+        folder.db.set_meta("stats", garbage)
+        assert load_snapshot(folder.db) is None
+
+
+def test_stats_can_be_recounted_for_some_hosts_only(folder: Folder) -> None:
+    folder.fetch("http://a.test/")
+    folder.fetch("http://b.test/")
+    folder.stop()
+    stats = rebuild_stats(folder.db, None, 1, keep=lambda host: host == "a.test")
+    assert (stats.pages, set(stats.hosts)) == (1, {"a.test"})
