@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from gossamer.search.errors import SearchError
+from gossamer.urls import canonicalize, host_of
 
 __all__ = ["MAX_QUERY_CHARS", "MAX_TERMS", "ParsedQuery", "QueryTerm", "parse_query"]
 
@@ -57,7 +57,9 @@ class ParsedQuery:
 def _site(value: str) -> str:
     value = value.strip().lower()
     if "//" in value:
-        value = urlsplit(value).hostname or ""
+        # A whole URL: its host name as the index stores it (IDN in punycode).
+        canonical = canonicalize(value)
+        return host_of(canonical) if canonical else ""
     value = value.split("/", 1)[0].split(":", 1)[0]
     return value.removeprefix("*.").strip(".")
 

@@ -10,7 +10,7 @@ scripts: our pages are plain HTML, which lets the policy forbid scripts altogeth
 from __future__ import annotations
 
 import html
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 __all__ = ["STYLE", "esc", "layout", "local", "outbound"]
 
@@ -28,8 +28,7 @@ def local(path: str, **params: object) -> str:
 
 def outbound(url: str, text: str, css: str = "") -> str:
     """A link to a crawled URL, or plain text when it is not http(s)."""
-    scheme = urlsplit(url).scheme.lower() if url else ""
-    if scheme not in {"http", "https"}:
+    if not url.lower().startswith(("http://", "https://")):
         return f'<span class="{esc(css)}">{esc(text)}</span>' if css else esc(text)
     cls = f' class="{esc(css)}"' if css else ""
     # noreferrer: the crawled site learns nothing about our UI or the query.
