@@ -132,16 +132,16 @@ class Crawler:
         for seed in self._seeds.seeds:
             if part is None or part.mine(seed.urls[0]):
                 pipeline.admit(seed.urls[0], 0, None, fallbacks=seed.urls[1:])
-        if part is not None:
-            loop = asyncio.get_running_loop()
-            part.listen(loop, lambda batch: self._inbound(pipeline, batch), self.stop)
         loop = asyncio.get_running_loop()
-        if part is None:
+        if part is not None:
+            part.listen(loop, lambda batch: self._inbound(pipeline, batch), self.stop)
+        else:
             self._install_signals(loop)
+        timer = None
         if config.time_limit is not None:
             # The limit covers the whole crawl, earlier runs of a resumed one included.
             remaining = config.time_limit - self.stats.elapsed_before
-            loop.call_later(max(0.0, remaining), self.stop, "time")
+            timer = loop.call_later(max(0.0, remaining), self.stop, "time")
         progress = Progress(self.stats, frontier, enabled=config.progress and sys.stderr.isatty())
         # A worker leaves the reports to the coordinator, which sees the whole crawl.
         reporter = Reporter(out, db, self.stats) if part is None else None
@@ -150,6 +150,8 @@ class Crawler:
             async with self._fetcher() as fetcher:
                 await self._crawl(frontier, fetcher, pipeline, progress, reporter)
         finally:
+            if timer is not None:
+                timer.cancel()
             self._remove_signals(loop)
             progress.close()
             with reporter or contextlib.nullcontext():

@@ -4,8 +4,8 @@ Data flow: ``indexer`` takes :class:`IndexLock` for a whole run, so a second
 ``gossamer index`` on the same folder is refused with one line instead of failing deep in
 tantivy. The search side opens the index read-only: on a folder it may not write (a
 read-only mount, another user's crawl) :func:`readonly_index_path` gives tantivy a scratch
-folder of links to the index files, because tantivy creates lock files even to read, and
-:func:`readonly_uri` opens SQLite files without their ``-wal``/``-shm`` companions.
+folder of links to the index files, because tantivy creates lock files even to read (SQLite
+files are opened read-only by ``gossamer.store.connect.readonly_uri``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ __all__ = [
     "IndexLock",
     "is_writing",
     "readonly_index_path",
-    "readonly_uri",
     "writable",
 ]
 
@@ -78,14 +77,6 @@ def is_writing(index_dir: Path) -> bool:
 def writable(folder: Path) -> bool:
     """Whether this process may create files in ``folder`` (false on a read-only mount)."""
     return os.access(folder, os.W_OK | os.X_OK)
-
-
-def readonly_uri(path: Path) -> str:
-    """A SQLite URI that opens ``path`` for reading, even in a folder this process cannot
-    write: there SQLite could not create the ``-shm`` file a WAL database needs, so the
-    file is opened as immutable (nothing can change it while we read, as no one may write)."""
-    uri = f"{path.resolve().as_uri()}?mode=ro"
-    return uri if writable(path.parent) else f"{uri}&immutable=1"
 
 
 @contextlib.contextmanager

@@ -4,11 +4,11 @@ Data flow: fetch -> parse -> **store**. The engine adds a ``PageRow`` per fetch 
 into the WARC files), the frontier adds every URL it queues, the parser adds each page's
 out-links. Reports, the indexer and the ranker read ``DIR/crawl.db`` back (``reads``).
 
-Calls come from the event loop, so rows are buffered and written with ``executemany`` in one
-transaction per batch (``writes``); WAL mode with ``synchronous=NORMAL`` avoids an fsync per
-commit. A batch is committed inline, or, once the crawl calls :meth:`MetadataDB.start_writer`,
-on a writer thread (``writer``), so the loop does not wait for SQLite. Every read first makes
-the rows added before it visible: it waits for them to be committed.
+Calls come from the event loop, so rows are buffered and written in one transaction per batch
+(``writes``); WAL mode with ``synchronous=NORMAL`` avoids an fsync per commit. A batch is
+committed inline, or, once the crawl calls :meth:`MetadataDB.start_writer`, on a writer
+thread (``writer``), so the loop does not wait for SQLite. Every read first makes the rows
+added before it visible: it waits for them to be committed.
 """
 
 from __future__ import annotations
@@ -150,8 +150,11 @@ class MetadataDB(CrawlReads):
             return
         with faults("open", self.path):
             conn = connect_writer(self.path, cache_kib=_CACHE_KIB - _READER_CACHE_KIB, threads=True)
-            self._conn.execute(f"PRAGMA cache_size = -{_READER_CACHE_KIB}")
         self._writer = BatchWriter(conn, self.path, on_fault=on_fault)
+        # Spilled rows already buffered are handed over with the next cut, like later ones.
+        self._spilling.update(row[1] for row in self._batch.discovered if row[5])
+        with faults("write", self.path):
+            self._conn.execute(f"PRAGMA cache_size = -{_READER_CACHE_KIB}")
 
     def stop_writer(self) -> None:
         """Commit what was handed over, join the writer thread, and go back to inline writes.

@@ -17,9 +17,12 @@ import pytest
 from gossamer.config import CrawlConfig, PolitenessConfig
 from gossamer.engine import Crawler, CrawlOutcome
 from gossamer.engine import crawler as crawler_module
+from gossamer.engine import progress as progress_module
 from gossamer.engine import reporter as reporter_module
+from gossamer.engine.backlog import build_frontier
 from gossamer.errors import StoreError
 from gossamer.seeds import parse_seeds
+from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 from gossamer.store import writer as writer_module
 from gossamer.store.writes import Batch
@@ -151,3 +154,34 @@ def test_a_store_fault_stops_the_crawl_and_is_raised(
     # The crawl stopped early, and what it wrote is kept: the WARC files lead the database.
     assert stored_pages(config.out) < len(site.expected())
     assert list((config.out / "warc").glob("gossamer-*.warc.gz"))
+
+
+def test_the_progress_painter_ends_with_the_crawl(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(progress_module, "REFRESH", 0.001)
+    ending = asyncio.Event()
+    stats = CrawlStats()
+    painter = progress_module.Progress(
+        stats, build_frontier(PolitenessConfig(), stats), enabled=True
+    )
+    paints = 0
+    real = painter.line
+
+    def line(now: float | None = None) -> str:
+        nonlocal paints
+        paints += 1
+        if paints == 3:
+            ending.set()  # the crawl ends while the painter is between two repaints
+        return real(now)
+
+    monkeypatch.setattr(painter, "line", line)
+
+    async def paint() -> None:
+        async with asyncio.timeout(LIMIT):
+            await painter.run(ending)
+
+    asyncio.run(paint())
+    assert paints == 3
+    painter.close()
+    assert capsys.readouterr().err.count("\r") == 4  # three repaints and the last line

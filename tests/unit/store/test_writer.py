@@ -149,3 +149,13 @@ def test_a_fault_reaches_the_owner_and_the_rows_are_kept_for_a_retry(
     db.flush()  # inline now, and the space is back
     assert list(db.crawled_urls()) == ["http://a.test/1", "http://a.test/2"]
     db.close()
+
+
+def test_rows_spilled_before_the_writer_started_are_waited_for(tmp_path: Path, gate: Gate) -> None:
+    db = MetadataDB(tmp_path / "crawl.db")
+    spilled = [(f"http://a.test/{i}", "a.test", 0, None) for i in range(3)]
+    db.add_discovered(spilled, spilled=True)  # seeds beyond the memory window, say
+    db.start_writer()
+    threading.Thread(target=gate.open.set).start()
+    assert [url for _, url, _, _ in db.backlog("a.test", 0, 10)] == [url for url, *_ in spilled]
+    db.close()
