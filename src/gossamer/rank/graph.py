@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +21,7 @@ import numpy.typing as npt
 from gossamer.errors import StoreError
 from gossamer.rank.errors import RankError
 from gossamer.store import CrawlRecords
+from gossamer.urls import host_of
 
 __all__ = ["HostGraph", "UrlGraph", "host_graph", "host_name", "load_url_graph"]
 
@@ -55,7 +55,7 @@ class HostGraph:
 
 def host_name(url: str) -> str:
     try:
-        return (urlsplit(url).hostname or "").lower()
+        return host_of(url)
     except ValueError:
         return ""
 

@@ -28,7 +28,6 @@ from http import HTTPStatus
 from io import BytesIO
 from pathlib import Path
 from typing import BinaryIO
-from urllib.parse import urlsplit
 
 from isal import isal_zlib
 from warcio.statusandheaders import StatusAndHeaders
@@ -36,6 +35,7 @@ from warcio.warcwriter import WARCWriter
 
 from gossamer.errors import NothingToArchiveError, StoreError
 from gossamer.fetch.result import FetchResult, Headers
+from gossamer.urls import path_query_of
 
 __all__ = ["WarcLocation", "WarcStore", "payload_digest", "warc_date"]
 
@@ -178,8 +178,7 @@ class WarcStore:
         return self._build(result.url, "response", warc_headers, http_headers, result.body)
 
     def _request_record(self, result: FetchResult, date: str, response_id: str) -> bytes:
-        parts = urlsplit(result.url)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        target = path_query_of(result.url)
         http_headers = StatusAndHeaders(
             f"{target} HTTP/1.1", list(result.request_headers), protocol="GET"
         )
