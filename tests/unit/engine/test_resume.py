@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import time
 from pathlib import Path
@@ -13,10 +15,13 @@ from gossamer.engine.backlog import build_frontier
 from gossamer.engine.partition import Part, host_owner
 from gossamer.engine.resume import (
     CrawlLock,
+    carried_fields,
     holds_crawl,
     level,
     load_snapshot,
     rebuild_stats,
+    repair_last_warc,
+    repair_tails,
     restore_part,
     restore_robots,
     resume_crawl,
@@ -26,6 +31,7 @@ from gossamer.errors import StoreError
 from gossamer.fetch import FetchResult
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcLocation, WarcStore, page_row
+from gossamer.store.rows import PageRow
 from gossamer.urls import host_of
 
 NOW = 1_700_000_000.0
@@ -239,3 +245,143 @@ def test_stats_can_be_recounted_for_some_hosts_only(folder: Folder) -> None:
     folder.stop()
     stats = rebuild_stats(folder.db, None, 1, keep=lambda host: host == "a.test")
     assert (stats.pages, set(stats.hosts)) == (1, {"a.test"})
+
+
+# -- found by mutation testing ---------------------------------------------------------------
+
+
+def fact(
+    url: str, status: int, *, body: bytes = b"", elapsed: float = 0.0, at: float = NOW, **kw: str
+) -> PageRow:
+    """A ``pages`` row with exactly the facts the statistics are counted from."""
+    fetched = FetchResult(
+        url=url, status=status, body=body, started_at=at, elapsed=elapsed, error=kw.get("error", "")
+    )
+    return page_row(
+        fetched, None, depth=0, referrer=None, host=host_of(url), purpose=kw.get("purpose", "page")
+    )
+
+
+def test_every_counter_is_recounted_exactly_from_the_rows(tmp_path: Path) -> None:
+    with MetadataDB(tmp_path / "crawl.db", clock=lambda: NOW) as db:
+        rows = [
+            fact("http://skip.test/", 200, body=b"x" * 7, elapsed=9.0),  # not kept, and first
+            fact("http://a.test/", 200, body=b"x" * 100, elapsed=0.5, at=NOW + 7201),
+            fact("http://a.test/old", 200, body=b"x", elapsed=0.0, at=NOW - 100),
+            fact("http://a.test/robots.txt", 200, body=b"x" * 10, elapsed=0.25, purpose="robots"),
+            fact("http://a.test/gone", 404, body=b"x" * 5, elapsed=0.125),
+            fact("http://b.test/moved", 300, elapsed=0.0625),
+            fact("http://b.test/bad", 400, body=b"x" * 3),
+            fact("http://b.test/slow", 0, elapsed=1.0, error="timeout"),
+        ]
+        for row in rows:
+            db.add_page(row)
+        db.add_discovered([(f"http://a.test/{n}", "a.test", 1, None) for n in range(3)])
+        db.flush()
+        stats = rebuild_stats(db, None, 4, keep=lambda host: host != "skip.test")
+    assert stats.concurrency == 4
+    assert (stats.requests, stats.responses, stats.robots_requests) == (7, 6, 1)
+    assert (stats.pages, stats.redirects, stats.discovered) == (2, 1, 3)
+    assert stats.statuses == {200: 3, 404: 1, 300: 1, 400: 1}
+    assert stats.bytes == 119
+    assert stats.fetch_time == 0.5 + 0.25 + 0.125 + 0.0625
+    assert stats.errors == {"http_404": 1, "http_400": 1, "timeout": 1}
+    assert stats.hourly == {2: 1, 0: 1}
+    a, b = stats.hosts["a.test"], stats.hosts["b.test"]
+    assert (a.pages, a.bytes, a.time_spent, a.errors) == (2, 116, 0.875, 1)
+    assert (b.pages, b.bytes, b.time_spent, b.errors) == (0, 3, 1.0625, 2)
+    assert "skip.test" not in stats.hosts
+
+
+def test_a_snapshot_carries_only_what_the_rows_cannot_give(tmp_path: Path) -> None:
+    with MetadataDB(tmp_path / "crawl.db") as db:
+        saved = {
+            "errors": {"trap_depth": 3, "bad_redirect": 2, "timeout": 9},
+            "robots_status": {"a.test": "allow-all (404)"},
+            "sitemaps": {"a.test": ["https://a.test/s.xml"]},
+        }
+        stats = rebuild_stats(db, saved, 1)
+        assert stats.errors == {"trap_depth": 3, "bad_redirect": 2}
+        assert (stats.skipped_robots, stats.skipped_other, stats.elapsed_before) == (0, 0, 0.0)
+        assert stats.hosts["a.test"].robots_status == "allow-all (404)"
+        assert stats.sitemaps == {"a.test": ["https://a.test/s.xml"]}
+        odd = {"errors": ["trap_x"], "robots_status": ["a"], "sitemaps": ["b"], "x": 1}
+        stats = rebuild_stats(db, odd, 1)
+        assert (stats.errors, stats.hosts, stats.sitemaps) == ({}, {}, {})
+
+
+def test_carried_fields_keep_known_robots_status_only() -> None:
+    stats = CrawlStats()
+    stats.host("a.test").robots_status = "rules"
+    stats.host("b.test")
+    assert carried_fields(stats)["robots_status"] == {"a.test": "rules"}
+
+
+def test_a_worker_carries_the_duration_of_earlier_runs(folder: Folder) -> None:
+    part = Part(index=0, count=1, up=None, inbox=None)  # type: ignore[arg-type]
+    folder.db.set_meta("stats", json.dumps({"duration_seconds": 40.0}))
+    stats, _ = restore_part(folder.config, folder.db, part)
+    assert (stats.elapsed_before, stats.concurrency) == (40.0, 4)
+    folder.db.set_meta("stats", json.dumps({"pages": 1}))
+    stats, _ = restore_part(folder.config, folder.db, part)
+    assert stats.elapsed_before == 0.0
+
+
+def test_every_robots_answer_is_looked_at_and_counted(folder: Folder) -> None:
+    folder.db.add_robots("https://gone.test", 404, b"", NOW - 3600)  # no time left: first
+    folder.db.add_robots("https://a.test", 404, b"", NOW - 3599.5)  # half a second left
+    folder.db.add_robots("https://b.test", 404, b"", NOW)
+    folder.db.flush()
+    stats = CrawlStats()
+    frontier = build_frontier(folder.config.politeness, stats)
+    assert restore_robots(folder.config, folder.db, frontier, stats, now=NOW) == 2
+    assert frontier.robots_rules("https://gone.test") is None
+    assert frontier.robots_rules("https://a.test") is not None
+
+
+def test_resume_keeps_the_index_unsorted_for_its_writer(folder: Folder) -> None:
+    folder.fetch("http://b.test/1")
+    folder.fetch("http://a.test/2")
+    folder.stop()
+    before = (folder.out / "index.cdxj").read_text()
+    stats, _ = resume_crawl(folder.config, folder.db)
+    assert (folder.out / "index.cdxj").read_text() == before
+    assert stats.concurrency == 4
+
+
+def test_repair_reports_each_file_it_cannot_cut_and_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "warc"
+    torn: list[Path] = []
+    for prefix in ("gossamer-w0", "gossamer-w1"):
+        with WarcStore(folder, prefix=prefix, clock=lambda: NOW) as store:
+            store.write(page("http://a.test/"))
+        path = store.files[-1]
+        path.write_bytes(path.read_bytes() + b"\x1f\x8b\x08\x00")
+        torn.append(path)
+    first, second = torn
+    (folder / f"{first.name}.torn").symlink_to(tmp_path / "nowhere")  # the copy cannot be made
+    size = second.stat().st_size
+    with caplog.at_level(logging.WARNING, logger="gossamer.engine.resume"):
+        cuts = repair_last_warc(folder, set())
+    assert [cut.path for cut in cuts] == [second]
+    assert [record.getMessage() for record in caplog.records] == [
+        f"cannot repair WARC file {first.name}: File exists",
+        f"cut a torn record of 4 bytes at offset {size - 4} off {second.name}"
+        f" (kept in {second.name}.torn)",
+    ]
+
+
+def test_without_a_database_the_rows_are_read_from_crawl_db(folder: Folder) -> None:
+    folder.fetch("http://a.test/1")
+    folder.stop()
+    torn = folder.tear()
+    damaged = bytearray(torn.read_bytes())
+    damaged[20:28] = b"JUNKJUNK"  # its warcinfo no longer says it is ours: only rows do
+    torn.write_bytes(bytes(damaged))
+    index = folder.out / "index.cdxj"
+    index.write_bytes(index.read_bytes() + b"com,torn)/ 2023")
+    cuts = repair_tails(folder.out)
+    assert [cut.path for cut in cuts] == [torn]
+    assert index.read_bytes().endswith(b"\n")

@@ -271,3 +271,83 @@ def test_metadata_record_carries_crawl_fields(tmp_path: Path) -> None:
     assert meta.rec_headers.get_header("WARC-Concurrent-To") == records[1].rec_headers.get_header(
         "WARC-Record-ID"
     )
+
+
+def test_every_record_is_written_byte_for_byte_as_specified(tmp_path: Path) -> None:
+    """Found by mutation testing: names, values and order of each header, status line,
+    request line and fields bodies, for the paths a plain sample does not take."""
+    odd = FetchResult(
+        url="http://a.test/p?q=1",
+        status=299,  # no standard reason phrase
+        http_version="2",
+        request_headers=(("Host", "a.test"),),
+        response_headers=(("Content-Length", "1"), ("content-length", "9"), ("X", "y")),
+        body=b"abc",
+        started_at=1_700_000_000.5,
+        remote_ip="10.0.0.1",
+        truncated=True,
+    )
+    chunked = FetchResult(
+        url="http://a.test",
+        status=201,
+        response_headers=(("Transfer-Encoding", "chunked"),),
+        body=b"xy",
+    )
+    store = fixed_store(tmp_path)
+    with store:
+        store.write(odd, {"via": "http://a.test/", "hops": "L"})
+        store.write(chunked)
+    data = gzip.decompress(store.files[0].read_bytes())
+    assert data == b"".join(
+        [
+            b"WARC/1.1\r\nWARC-Type: warcinfo\r\n"
+            b"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000001>\r\n"
+            b"WARC-Date: 2023-11-14T22:13:20.250000Z\r\n"
+            b"WARC-Filename: gossamer-20231114221320-00000.warc.gz\r\n"
+            b"WARC-Block-Digest: sha1:ZRWOFLUE7S5VAJPAECNBKHRMIZPZ5K3B\r\n"
+            b"Content-Type: application/warc-fields\r\nContent-Length: 146\r\n\r\n"
+            b"software: Gossamer/0.1\r\nformat: WARC File Format 1.1\r\n"
+            b"conformsTo: http://iipc.github.io/warc-specifications/specifications/"
+            b"warc-format/warc-1.1/\r\n\r\n\r\n",
+            b"WARC/1.1\r\nWARC-Type: response\r\n"
+            b"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000002>\r\n"
+            b"WARC-Date: 2023-11-14T22:13:20.500000Z\r\nWARC-Target-URI: http://a.test/p?q=1\r\n"
+            b"WARC-IP-Address: 10.0.0.1\r\n"
+            b"WARC-Payload-Digest: sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5\r\n"
+            b"WARC-Truncated: length\r\n"
+            b"WARC-Block-Digest: sha1:46NBPAUMHYEIM4ERR26LT7N7QSI6HZGG\r\n"
+            b"Content-Type: application/http; msgtype=response\r\nContent-Length: 42\r\n\r\n"
+            b"HTTP/2 299\r\nContent-Length: 3\r\nX: y\r\n\r\nabc\r\n\r\n",
+            b"WARC/1.1\r\nWARC-Type: request\r\n"
+            b"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000003>\r\n"
+            b"WARC-Date: 2023-11-14T22:13:20.500000Z\r\nWARC-Target-URI: http://a.test/p?q=1\r\n"
+            b"WARC-Concurrent-To: <urn:uuid:00000000-0000-0000-0000-000000000002>\r\n"
+            b"WARC-Payload-Digest: sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ\r\n"
+            b"WARC-Block-Digest: sha1:NSPVHO7TQJH5MC2BQ5STRX7Y3RCYZRQI\r\n"
+            b"Content-Type: application/http; msgtype=request\r\nContent-Length: 37\r\n\r\n"
+            b"GET /p?q=1 HTTP/1.1\r\nHost: a.test\r\n\r\n\r\n\r\n",
+            b"WARC/1.1\r\nWARC-Type: metadata\r\n"
+            b"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000004>\r\n"
+            b"WARC-Date: 2023-11-14T22:13:20.500000Z\r\nWARC-Target-URI: http://a.test/p?q=1\r\n"
+            b"WARC-Concurrent-To: <urn:uuid:00000000-0000-0000-0000-000000000002>\r\n"
+            b"WARC-Payload-Digest: sha1:VI7MO644VKWGLHPZ4KKT5TIVTCXA4ZZQ\r\n"
+            b"WARC-Block-Digest: sha1:VI7MO644VKWGLHPZ4KKT5TIVTCXA4ZZQ\r\n"
+            b"Content-Type: application/warc-fields\r\nContent-Length: 30\r\n\r\n"
+            b"via: http://a.test/\r\nhops: L\r\n\r\n\r\n",
+            b"WARC/1.1\r\nWARC-Type: response\r\n"
+            b"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000005>\r\n"
+            b"WARC-Date: 1970-01-01T00:00:00.000000Z\r\nWARC-Target-URI: http://a.test\r\n"
+            b"WARC-Payload-Digest: sha1:L6CFTGBPT5QZ6SYNTLZFIKRAQ3SWUS7P\r\n"
+            b"WARC-Block-Digest: sha1:KIHNC3AQRY4KE2HR6ZQPHVMWLU6RAFAM\r\n"
+            b"Content-Type: application/http; msgtype=response\r\nContent-Length: 45\r\n\r\n"
+            b"HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nxy\r\n\r\n",
+            b"WARC/1.1\r\nWARC-Type: request\r\n"
+            b"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000006>\r\n"
+            b"WARC-Date: 1970-01-01T00:00:00.000000Z\r\nWARC-Target-URI: http://a.test\r\n"
+            b"WARC-Concurrent-To: <urn:uuid:00000000-0000-0000-0000-000000000005>\r\n"
+            b"WARC-Payload-Digest: sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ\r\n"
+            b"WARC-Block-Digest: sha1:HZXZT4LLCPHWK5TQRRYZ7H7BIVEI4ETY\r\n"
+            b"Content-Type: application/http; msgtype=request\r\nContent-Length: 18\r\n\r\n"
+            b"GET / HTTP/1.1\r\n\r\n\r\n\r\n",
+        ]
+    )
