@@ -35,7 +35,7 @@ from .archive_checks import (
 )
 from .conftest import RESOLVE
 
-CONFORMANCE = Path(__file__).parents[3] / "shared" / "conformance" / "warc"
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance" / "warc"
 CONFIG = (
     "warc_max_bytes = 20000\n"  # several files, so there is a middle one and a newest one
     "[politeness]\ndelay = 0.0\nrobots_retry_delay = 0.2\nrobots_retries = 1\n"

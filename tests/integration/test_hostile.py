@@ -46,7 +46,7 @@ from gossamer.urls import host_of
 
 from .measure import crawl_in_child
 
-SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "compression"
+SAMPLES = Path(__file__).resolve().parents[1] / "conformance" / "compression"
 POLITENESS = PolitenessConfig(
     delay=0.0,
     robots_retry_delay=0.2,
@@ -265,7 +265,7 @@ def test_the_calm_host_beside_the_hostile_ones_is_complete(run: HostileRun) -> N
 )
 def test_broken_responses_are_recorded_once(run: HostileRun, case: str, kinds: set[str]) -> None:
     if case.startswith("bomb") and not SAMPLES.is_dir():
-        pytest.skip(f"compression samples not found at {SAMPLES} (shared/ beside the project)")
+        pytest.skip(f"compression samples not found at {SAMPLES} (vendored in tests/conformance)")
     _, error = run.row(run.url(case))
     assert error in kinds
     assert run.errors(str(error)) >= 1
@@ -274,7 +274,7 @@ def test_broken_responses_are_recorded_once(run: HostileRun, case: str, kinds: s
 
 def test_truncated_and_corrupt_gzip_is_recorded(run: HostileRun) -> None:
     if not SAMPLES.is_dir():
-        pytest.skip(f"compression samples not found at {SAMPLES} (shared/ beside the project)")
+        pytest.skip(f"compression samples not found at {SAMPLES} (vendored in tests/conformance)")
     for target in ("/crc.html", "/eof.html", "/plain.html"):
         assert run.row(run.url("bad-gzip", target)) == (200, "bad_encoding")
     assert run.errors("bad_encoding") >= 3

@@ -12,7 +12,7 @@ import zstandard
 
 from gossamer.fetch.decode import DecodeError, decode_body
 
-SAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "conformance" / "compression"
+SAMPLES = Path(__file__).resolve().parents[2] / "conformance" / "compression"
 LIMIT = 10_000_000
 PAYLOAD = b"<html><title>x</title>" + b"hello " * 1000
 
@@ -20,7 +20,7 @@ PAYLOAD = b"<html><title>x</title>" + b"hello " * 1000
 def sample(name: str) -> bytes:
     path = SAMPLES / name
     if not path.exists():
-        pytest.skip(f"conformance sample {path} not found (shared/ must sit beside the project)")
+        pytest.skip(f"conformance sample {path} not found (vendored in tests/conformance)")
     return path.read_bytes()
 
 

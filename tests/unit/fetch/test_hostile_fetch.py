@@ -33,7 +33,7 @@ from gossamer.testweb.hostile import (
 
 from .loopback import StubResolver
 
-SAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "conformance" / "compression"
+SAMPLES = Path(__file__).resolve().parents[2] / "conformance" / "compression"
 # A read timeout well above the 0.05 s between slowloris bytes, so that a stall of a loaded
 # machine cannot pass for one; the total limit is what must end those cases.
 LIMITS = FetchLimits(
@@ -102,7 +102,7 @@ TRANSPORT_CASES = [
 @pytest.mark.parametrize(("case", "kinds"), TRANSPORT_CASES)
 def test_a_misbehaving_server_becomes_a_bounded_result(case: str, kinds: set[str]) -> None:
     if case.startswith("bomb") and not SAMPLES.is_dir():
-        pytest.skip(f"compression samples not found at {SAMPLES} (shared/ beside the project)")
+        pytest.skip(f"compression samples not found at {SAMPLES} (vendored in tests/conformance)")
 
     async def scenario(server: HostileServer, fetcher: Fetcher) -> None:
         tracemalloc.start()
@@ -131,7 +131,7 @@ def test_a_misbehaving_server_becomes_a_bounded_result(case: str, kinds: set[str
 
 def test_bodies_that_fail_to_decode_are_recorded() -> None:
     if not SAMPLES.is_dir():
-        pytest.skip(f"compression samples not found at {SAMPLES} (shared/ beside the project)")
+        pytest.skip(f"compression samples not found at {SAMPLES} (vendored in tests/conformance)")
 
     async def scenario(server: HostileServer, fetcher: Fetcher) -> None:
         for target in ("/crc.html", "/eof.html", "/plain.html"):
@@ -230,7 +230,7 @@ def test_huge_robots_txt_is_cut_at_500_kib_and_still_used() -> None:
 
 def test_compressed_robots_txt_bomb_keeps_its_first_500_kib() -> None:
     if not SAMPLES.is_dir():
-        pytest.skip(f"compression samples not found at {SAMPLES} (shared/ beside the project)")
+        pytest.skip(f"compression samples not found at {SAMPLES} (vendored in tests/conformance)")
     bomb = (SAMPLES / "bomb-gzip.bin").read_bytes()
     fields = [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")]
     reply = head(200, [*fields, ("Content-Length", str(len(bomb)))]) + bomb

@@ -1,7 +1,7 @@
 """Conformance of the robots.txt matcher with the reference matcher's own test vectors.
 
-The vectors (google/robotstxt ``robots_test.cc``, recorded as JSON) live beside the
-project in ``../shared/conformance/robots``; without them these tests skip. Every case
+The vectors (google/robotstxt ``robots_test.cc``, recorded as JSON) are vendored
+in ``tests/conformance/robots`` (origin and licence in ``tests/conformance/README.md``). Every case
 not named ``GoogleOnly_`` is RFC 9309 behaviour and must pass, except the few listed in
 ``_CANONICAL_MATCHING``. Of the Google extensions, the few Gossamer deliberately does not
 follow are listed in ``_NOT_FOLLOWED``. Both lists run as strict xfails, so a change in
@@ -26,17 +26,8 @@ import pytest
 from gossamer.robots import parse_robots, product_token
 from gossamer.urls import canonicalize
 
-
-def _project_root() -> Path:
-    here = Path(__file__).resolve()
-    for folder in here.parents:
-        if (folder / "pyproject.toml").is_file():
-            return folder
-    return here.parents[3]
-
-
 VECTORS = (
-    _project_root().parent / "shared" / "conformance" / "robots" / "google_robots_vectors.json"
+    Path(__file__).resolve().parents[2] / "conformance" / "robots" / "google_robots_vectors.json"
 )
 
 if not VECTORS.is_file():

@@ -22,7 +22,7 @@ from gossamer.store.warcscan import (
 
 from .test_warc import fixed_ids, fixed_store, sample_results, warcio_check
 
-CONFORMANCE = Path(__file__).parents[4] / "shared" / "conformance" / "warc"
+CONFORMANCE = Path(__file__).resolve().parents[2] / "conformance" / "warc"
 
 
 def written(folder: Path) -> tuple[Path, list[int]]:

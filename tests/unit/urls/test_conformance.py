@@ -1,7 +1,7 @@
 """WHATWG conformance: every case of urltestdata.json through resolve().
 
-The data file lives in the shared folder beside the repository
-(``<project root>/../shared/conformance/url/urltestdata.json``). All test cases run,
+The data file is vendored in ``tests/conformance/url/`` (origin and licence in
+``tests/conformance/README.md``). All test cases run,
 not only the http(s) ones, because resolve() is a plain WHATWG parse.
 """
 
@@ -15,15 +15,7 @@ import pytest
 
 from gossamer.urls import resolve
 
-
-def _project_root() -> Path:
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "pyproject.toml").is_file():
-            return parent
-    return Path(__file__).resolve().parents[3]
-
-
-DATA_FILE = _project_root().parent / "shared" / "conformance" / "url" / "urltestdata.json"
+DATA_FILE = Path(__file__).resolve().parents[2] / "conformance" / "url" / "urltestdata.json"
 
 
 def _load_cases() -> list[Any]:
