@@ -33,6 +33,7 @@ __all__ = [
     "check_config",
     "concurrency_room",
     "fit_open_files",
+    "settings_by_name",
 ]
 
 MAX_SECONDS = 10 * 365 * 86_400.0  # ten years: beyond this a timer overflows some waits
@@ -186,8 +187,9 @@ RULES: dict[str, Check] = {
 }
 
 
-def _settings(config: CrawlConfig) -> dict[str, Any]:
-    """Every checked setting of the tree, by dotted name."""
+def settings_by_name(config: CrawlConfig) -> dict[str, Any]:
+    """Every setting of the tree by dotted name, but ``seeds`` and ``out`` (the command line
+    names those)."""
     values: dict[str, Any] = {}
     for item in dataclasses.fields(config):
         value = getattr(config, item.name)
@@ -210,7 +212,7 @@ def check_config(config: CrawlConfig, origin: Callable[[str], str]) -> CrawlConf
     ``origin`` turns a dotted name into where its value came from, for the message:
     ``"--max-depth"``, ``"config c.toml: scope.max_depth"``.
     """
-    for name, value in _settings(config).items():
+    for name, value in settings_by_name(config).items():
         rule = RULES.get(name)
         problem = "is not a setting Gossamer knows" if rule is None else rule(value)
         if problem is not None:

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import IO
 
-__all__ = ["PidLock"]
+__all__ = ["PidLock", "is_held"]
 
 
 class PidLock:
@@ -49,3 +49,20 @@ class PidLock:
             fcntl.flock(self._handle, fcntl.LOCK_UN)
             self._handle.close()
             self._handle = None
+
+
+def is_held(path: Path) -> bool:
+    """Whether some process holds the lock on ``path`` right now (False if there is no file)."""
+    try:
+        handle = path.open("rb")
+    except OSError:
+        return False
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False

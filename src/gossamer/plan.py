@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gossamer.config import CrawlConfig, Requested, config_to_json, requested, settle
-from gossamer.config_check import check_config, check_room, fit_open_files
+from gossamer.config import CrawlConfig, Requested, requested, settle
+from gossamer.config_check import check_config, check_room, fit_open_files, settings_by_name
 from gossamer.engine.recover import SAVED_CONFIG, load_saved, save_config
 from gossamer.engine.resume import CrawlLock
 from gossamer.errors import ConfigError, StoreError
@@ -52,7 +52,7 @@ class _Saved:
 
 
 def _saved(folder: Path) -> _Saved | None:
-    found = load_saved(folder) if (folder / SAVED_CONFIG).exists() else None
+    found = load_saved(folder)
     if found is None:
         return None
     label = f"{folder / SAVED_CONFIG}: "
@@ -61,17 +61,6 @@ def _saved(folder: Path) -> _Saved | None:
     if not all(urls and all(isinstance(url, str) for url in urls) for urls in seeds):
         raise ConfigError(f"{label}the seeds are not lists of URLs")
     return _Saved(config, seeds, label)
-
-
-def _flat(config: CrawlConfig) -> dict[str, Any]:
-    data = config_to_json(config)
-    flat: dict[str, Any] = {}
-    for key, value in data.items():
-        if isinstance(value, dict):
-            flat.update({f"{key}.{name}": item for name, item in value.items()})
-        elif key not in {"seeds", "out"}:
-            flat[key] = value
-    return flat
 
 
 def _show(value: Any, name: str) -> str:
@@ -86,7 +75,7 @@ def _changes(
     old: CrawlConfig, new: CrawlConfig, wanted: Requested, flags: dict[str, str]
 ) -> list[str]:
     """The settings ``new`` changes and a resumed crawl may not, described for a message."""
-    before, after = _flat(old), _flat(new)
+    before, after = settings_by_name(old), settings_by_name(new)
     found: list[str] = []
     for name, value in after.items():
         was = before.get(name)
@@ -196,7 +185,9 @@ def _continue(
         seeds=tuple(Seed(urls=urls, line=0, text=urls[0]) for urls in saved.seeds),
         problems=(),
     )
-    save = _flat(config) != _flat(dataclasses.replace(saved.config, progress=config.progress))
+    save = settings_by_name(config) != settings_by_name(
+        dataclasses.replace(saved.config, progress=config.progress)
+    )
     return CrawlPlan(config, seeds, resuming=True, save=save)
 
 

@@ -68,7 +68,7 @@ class Admitter:
         if scope.max_depth is not None and depth > scope.max_depth:
             self._stats.skipped_other += 1
             return False
-        if self._part is not None and not self._part.mine(url):
+        if self._part is not None and not self._part.mine_host(host):
             # Another worker owns this host: it deduplicates and records the URL.
             self._part.forward(url, depth, referrer)
             return False

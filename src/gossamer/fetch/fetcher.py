@@ -109,7 +109,8 @@ class Fetcher:
 
     async def __aenter__(self) -> Fetcher:
         # Reading the CA file (and the system's store) blocks: keep it off the event loop.
-        tls = await asyncio.to_thread(tls_context, self._ca_file)
+        # Without one, aiohttp's own context is used and there is nothing to read here.
+        tls = True if self._ca_file is None else await asyncio.to_thread(tls_context, self._ca_file)
         resolver = GuardedResolver(
             self._rules, allow_private=self._allow_private, system=self._system_resolver
         )

@@ -305,9 +305,12 @@ class Frontier:
         if not keep and (give_up or robots.failures > self._robots_retries):
             robots.state = RobotsState.GIVEN_UP
             host.given_up += 1
-            dropped = [job for job in host.queue if origin_of(job.url) == origin]
+            kept: deque[Job] = deque()
+            dropped: list[Job] = []
+            for job in host.queue:
+                (dropped if origin_of(job.url) == origin else kept).append(job)
             if dropped:
-                host.queue = deque(job for job in host.queue if origin_of(job.url) != origin)
+                host.queue = kept
             self._stats.skipped_robots += len(dropped)
             self._pending -= len(dropped)
             self._schedule(host)

@@ -11,15 +11,14 @@ files are opened read-only by ``gossamer.store.connect.readonly_uri``).
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from gossamer.index.errors import IndexingError
-from gossamer.lockfile import PidLock
+from gossamer.lockfile import PidLock, is_held
+from gossamer.store.connect import writable
 
 __all__ = [
     "LOCK_NAME",
@@ -59,24 +58,7 @@ class IndexLock:
 
 def is_writing(index_dir: Path) -> bool:
     """Whether a ``gossamer index`` run holds the lock of ``index_dir`` right now."""
-    try:
-        handle = (index_dir / LOCK_NAME).open("rb")
-    except OSError:
-        return False
-    with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        except OSError:
-            return False
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        return False
-
-
-def writable(folder: Path) -> bool:
-    """Whether this process may create files in ``folder`` (false on a read-only mount)."""
-    return os.access(folder, os.W_OK | os.X_OK)
+    return is_held(index_dir / LOCK_NAME)
 
 
 @contextlib.contextmanager

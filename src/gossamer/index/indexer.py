@@ -38,7 +38,7 @@ from gossamer.index.schema import INDEX_DIR, Fields, IndexHandle, open_index
 from gossamer.index.simhash import simhash
 from gossamer.store.docstore import DocRow, DocStore, PendingPage
 from gossamer.store.records import MAX_DECODED
-from gossamer.urls import host_of
+from gossamer.urls import host_or_empty
 
 __all__ = ["DOCSTORE_FILE", "ExtractedPage", "IndexReport", "build_index", "read_pages"]
 
@@ -104,15 +104,8 @@ class IndexReport:
         )
 
 
-def _host(url: str) -> str:
-    try:
-        return host_of(url)
-    except ValueError:  # a row that is not an absolute URL: index it without a host
-        return ""
-
-
 def _read_one(reader: WarcReader, page: PendingPage) -> ExtractedPage:
-    host = _host(page.url)
+    host = host_or_empty(page.url)
     if kind_of(page.content_type) is None:
         return ExtractedPage(page, host, "", page.content_type or "", None, "", None, 0, "not_text")
     try:

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from gossamer.errors import StoreError
 from gossamer.rank.errors import RankError
 from gossamer.store import CrawlRecords
-from gossamer.urls import host_of
+from gossamer.urls import host_or_empty
 
 __all__ = ["HostGraph", "UrlGraph", "host_graph", "host_name", "load_url_graph"]
 
@@ -54,10 +54,8 @@ class HostGraph:
 
 
 def host_name(url: str) -> str:
-    try:
-        return host_of(url)
-    except ValueError:
-        return ""
+    """The host a URL's rank is filed under (``""`` if it is not an absolute URL)."""
+    return host_or_empty(url)
 
 
 def load_url_graph(crawl_db: Path) -> UrlGraph:

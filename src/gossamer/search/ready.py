@@ -53,6 +53,6 @@ def require_complete_index(crawl_dir: Path) -> None:
 
 def _has_pages(store: DocStore, crawl_dir: Path) -> bool:
     try:
-        return bool(store.pending(crawl_dir / "crawl.db"))
+        return store.has_pending(crawl_dir / "crawl.db")
     except StoreError:
         return False  # crawl.db cannot be read from here: nothing to compare with

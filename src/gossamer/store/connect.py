@@ -24,6 +24,8 @@ __all__ = [
     "faults",
     "quick_check",
     "readonly_uri",
+    "transaction",
+    "writable",
 ]
 
 # Worker processes of one crawl share crawl.db: a writer waits for the lock, it does not fail.
@@ -35,8 +37,12 @@ def readonly_uri(path: Path) -> str:
     write: there SQLite could not create the ``-shm`` file a WAL database needs, so the
     file is opened as immutable (nothing can change it while we read, as no one may write)."""
     uri = f"{path.resolve().as_uri()}?mode=ro"
-    writable = os.access(path.parent, os.W_OK | os.X_OK)
-    return uri if writable else f"{uri}&immutable=1"
+    return uri if writable(path.parent) else f"{uri}&immutable=1"
+
+
+def writable(folder: Path) -> bool:
+    """Whether this process may create files in ``folder`` (false on a read-only mount)."""
+    return os.access(folder, os.W_OK | os.X_OK)
 
 
 def connect_writer(path: Path, *, cache_kib: int, threads: bool = False) -> sqlite3.Connection:
@@ -73,6 +79,19 @@ def quick_check(path: Path) -> str:
     except sqlite3.Error as exc:
         return f"unreadable: {exc}"
     return "" if verdict == "ok" else f"corrupt: {verdict}"
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception (a failed COMMIT too)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 @contextmanager

@@ -68,14 +68,18 @@ CREATE TABLE IF NOT EXISTS bands (
 """
 
 # Fetched, archived, successful pages of the crawl that have no row yet, or an older one.
-_PENDING = """
-SELECT p.url, p.url_id, p.doc_id, p.content_type, p.fetched_at,
-       p.warc_file, p.warc_offset, p.warc_length, d.num
+_PENDING_FROM = """
 FROM crawl.pages AS p LEFT JOIN docs AS d ON d.url_id = p.url_id
 WHERE p.status BETWEEN 200 AND 299 AND p.warc_file IS NOT NULL
   AND (d.num IS NULL OR d.fetched_at < p.fetched_at)
+"""
+_PENDING = f"""
+SELECT p.url, p.url_id, p.doc_id, p.content_type, p.fetched_at,
+       p.warc_file, p.warc_offset, p.warc_length, d.num
+{_PENDING_FROM}
 ORDER BY p.warc_file, p.warc_offset
 """
+_ANY_PENDING = f"SELECT 1 {_PENDING_FROM} LIMIT 1"
 _IN_FLIGHT = "in_flight"  # set while a batch is committed to tantivy but not yet here
 
 
@@ -178,14 +182,21 @@ class DocStore:
 
     def pending(self, crawl_db: Path) -> list[PendingPage]:
         """Pages of ``crawl_db`` not indexed yet, in WARC order (sequential reads)."""
+        return [PendingPage(*row) for row in self._with_crawl(crawl_db, _PENDING)]
+
+    def has_pending(self, crawl_db: Path) -> bool:
+        """Whether ``pending`` would find a page, without reading them all."""
+        return bool(self._with_crawl(crawl_db, _ANY_PENDING))
+
+    def _with_crawl(self, crawl_db: Path, sql: str) -> list[Any]:
+        """The rows of ``sql`` run with ``crawl_db`` attached read-only as ``crawl``."""
         with faults("read", crawl_db):
             uri = f"{crawl_db.resolve().as_uri()}?mode=ro"
             self._conn.execute("ATTACH DATABASE ? AS crawl", (uri,))
             try:
-                rows = self._conn.execute(_PENDING).fetchall()
+                return self._conn.execute(sql).fetchall()
             finally:
                 self._conn.execute("DETACH DATABASE crawl")
-        return [PendingPage(*row) for row in rows]
 
     @property
     def in_flight(self) -> bool:

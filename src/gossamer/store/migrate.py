@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from gossamer.store.connect import transaction
 from gossamer.urls import host_of
 
 __all__ = ["ROBOTS_TABLE", "upgrade"]
@@ -46,14 +47,8 @@ def upgrade(conn: sqlite3.Connection, version: str) -> str:
     """Bring a database at ``version`` to the newest version it can reach; that version."""
     while version in _STEPS:
         target, step = _STEPS[version]
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             step(conn)
             conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (target,))
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
         version = target
     return version

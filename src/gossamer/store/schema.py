@@ -3,7 +3,7 @@
 Data flow: :class:`~gossamer.store.metadata.MetadataDB` calls :func:`prepare_schema` before
 anything else touches the file, so a foreign or damaged file is refused before anything (even
 the journal mode) is written to it, and an older one is upgraded (``migrate``). Every query on
-``crawl.db`` lives in this package: ``batches`` writes, ``reads`` reads.
+``crawl.db`` lives in this package: ``writes`` writes, ``reads`` reads.
 
 The link graph stores integer ids, not URL text: ``links(src, dst)`` holds ``urls.id``
 values, and the ``link_urls`` view joins them back to ``(from_url, to_url)``. A link target

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import chain
 
+from gossamer.store.connect import transaction
 from gossamer.store.schema import UNFETCHED
 
 __all__ = ["Batch", "commit", "delete_pages", "requeue_unfetched"]
@@ -86,7 +86,7 @@ class Batch:
 
 def commit(conn: sqlite3.Connection, batch: Batch) -> None:
     """Write ``batch`` in one transaction; on a fault nothing of it is written."""
-    with _transaction(conn):
+    with transaction(conn):
         _insert(conn, _INSERT_PAGE, batch.pages)
         _insert(conn, _INSERT_DISCOVERED, batch.discovered)
         _insert(conn, _INSERT_NODE, list(_link_nodes(batch.links)))
@@ -106,23 +106,10 @@ def delete_pages(
     """Delete the rows that still point at these ``(url, warc_file, offset)`` records;
     ``(url, host, depth, referrer, purpose)`` of every row deleted."""
     dropped = []
-    with _transaction(conn):
+    with transaction(conn):
         for record in records:
             dropped.extend(conn.execute(_DELETE_PAGE, record).fetchall())
     return dropped
-
-
-@contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception (a failed COMMIT too)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
 
 
 def _insert(conn: sqlite3.Connection, template: str, rows: Sequence[tuple[object, ...]]) -> None:

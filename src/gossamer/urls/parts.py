@@ -22,7 +22,16 @@ work is a couple of ``str.find`` calls per URL, which matters because these run 
 
 from __future__ import annotations
 
-__all__ = ["as_host", "host_key", "host_of", "origin_of", "path_query_of", "port_of", "robots_url"]
+__all__ = [
+    "as_host",
+    "host_key",
+    "host_of",
+    "host_or_empty",
+    "origin_of",
+    "path_query_of",
+    "port_of",
+    "robots_url",
+]
 
 
 def _authority_span(url: str) -> tuple[int, int]:
@@ -90,6 +99,15 @@ def port_of(url: str) -> int | None:
         return None
     digits = key[colon + 1 :]
     return int(digits) if digits.isdigit() else None
+
+
+def host_or_empty(url: str) -> str:
+    """``host_of(url)``, or ``""`` for a stored value that is not an absolute URL (the index
+    and the ranks then file it under no host instead of failing)."""
+    try:
+        return host_of(url)
+    except ValueError:
+        return ""
 
 
 def as_host(value: str) -> str:
