@@ -141,7 +141,10 @@ class Crawler:
         if config.time_limit is not None:
             # The limit covers the whole crawl, earlier runs of a resumed one included.
             remaining = config.time_limit - self.stats.elapsed_before
-            timer = loop.call_later(max(0.0, remaining), self.stop, "time")
+            if remaining <= 0:
+                self.stop("time")  # spent already: not a single request, whatever runs first
+            else:
+                timer = loop.call_later(remaining, self.stop, "time")
         progress = Progress(self.stats, frontier, enabled=config.progress and sys.stderr.isatty())
         # A worker leaves the reports to the coordinator, which sees the whole crawl.
         reporter = Reporter(out, db, self.stats) if part is None else None
