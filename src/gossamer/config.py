@@ -61,7 +61,11 @@ class ScopeConfig:
     max_pages_per_host: int | None = 10_000
     max_path_depth: int = 32  # path segments; deeper URLs are refused as traps
     max_path_repeats: int = 3  # times one path segment (or query key) may occur
+    # Link hops a URL family (numbers and dates masked) may feed itself, ever deeper, before its
+    # members are refused as trap_family: stops calendars; None turns the rule off.
+    max_family: int | None = 100
     strip_session_ids: bool = True  # drop jsessionid, PHPSESSID, sid=... before dedup
+    sitemaps: bool = True  # robots.txt Sitemap lines (or /sitemap.xml) as URL sources
 
 
 @dataclass(frozen=True, slots=True)

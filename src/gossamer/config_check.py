@@ -183,7 +183,9 @@ RULES: dict[str, Check] = {
     "scope.max_pages_per_host": _whole(1, optional=True),
     "scope.max_path_depth": _whole(1),
     "scope.max_path_repeats": _whole(1),
+    "scope.max_family": _whole(1, optional=True),
     "scope.strip_session_ids": _flag,
+    "scope.sitemaps": _flag,
 }
 
 

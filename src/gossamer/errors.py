@@ -9,8 +9,10 @@ Exceptions are for faults, and every one raised by Gossamer descends from one ro
     ├── SeedError              seeds file missing, unreadable, or without one valid seed
     ├── StoreError             the output folder cannot be written (permissions, full disk),
     │   │                      or another crawl holds its lock (engine/resume.py)
-    │   └── NothingToArchiveError   a result without an HTTP response handed to the WARC
-    │                               writer: a caller's bug (also a ValueError)
+    │   ├── NothingToArchiveError   a result without an HTTP response handed to the WARC
+    │   │                           writer: a caller's bug (also a ValueError)
+    │   └── RecordError        archived bytes that hold no usable response record (also a
+    │                          ValueError; store/records.py)
     ├── FetchError             a fault below HTTP: DNS, connect, TLS, protocol, limits
     │   ├── BlockedAddressError     the SSRF guard refused an address
     │   └── DecodeError             a Content-Encoding that cannot be undone, or a

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -14,8 +16,10 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
+from gossamer.index import build_index
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 
+from ..unit.index.fake_crawl import make_crawl, search_corpus
 from .conftest import RESOLVE
 
 BIN = Path(sys.executable).parent
@@ -332,3 +336,80 @@ def test_bad_input_from_the_real_entry_point(tmp_path: Path, args: list[str]) ->
     assert result.stderr.rstrip("\n").isprintable()
     assert "\x1b" not in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small indexed crawl folder, made without a crawl: enough for ``gossamer search``."""
+    folder = make_crawl(tmp_path_factory.mktemp("cli-search") / "crawl", search_corpus())
+    build_index(folder)
+    return folder
+
+
+def test_search_output_into_a_pipe_closed_early_stops_quietly(indexed: Path) -> None:
+    # The pipe's reading end is closed before gossamer starts, as `head` closes it once it
+    # has its lines: the very first write meets a broken pipe, every time.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "gossamer", "search", str(indexed), "write"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert result.stderr == ""  # no traceback, no "Exception ignored ... BrokenPipeError"
+    assert result.returncode == 128 + signal.SIGPIPE
+
+
+def test_search_into_head_prints_the_first_lines(indexed: Path) -> None:
+    search = subprocess.Popen(
+        [sys.executable, "-m", "gossamer", "search", str(indexed), "write"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert search.stdout is not None and search.stderr is not None
+    head = subprocess.run(
+        ["head", "-n", "1"], stdin=search.stdout, capture_output=True, check=True, timeout=120
+    )
+    search.stdout.close()  # only head reads it now; once head exits, nobody does
+    assert search.wait(timeout=120) in {0, 128 + signal.SIGPIPE}
+    assert search.stderr.read() == b""
+    search.stderr.close()
+    assert re.match(r"\d+ matches, \d+ results after folding duplicates", head.stdout.decode())
+
+
+def test_a_query_starting_with_a_dash_from_the_real_entry_point(indexed: Path) -> None:
+    result = gossamer("search", indexed, "write", "-journal", "--json")
+    assert result.returncode == 0, result.stderr
+    urls = {hit["url"] for hit in json.loads(result.stdout)["hits"]}
+    assert "http://a.test/wal" in urls
+    assert "http://b.test/journal" not in urls
+
+
+def test_a_json_search_error_is_json_on_stdout(tmp_path: Path) -> None:
+    result = gossamer("search", tmp_path, "write", "--json")
+    assert result.returncode == 2
+    [line] = error_lines(result)
+    assert json.loads(result.stdout) == {"error": line.removeprefix("gossamer: error: ")}
+    assert "no search index" in result.stdout
+
+
+def test_a_query_that_is_not_utf8_is_one_error_line(indexed: Path) -> None:
+    # What a Latin-1 terminal sends for "café": the byte 0xE9, not valid UTF-8.
+    result = subprocess.run(
+        [sys.executable, "-m", "gossamer", "search", str(indexed).encode(), b"caf\xe9"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "gossamer: error: the query is not UTF-8 text; check the terminal's encoding (LANG, LC_ALL)"
+    ]

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import html
 import json
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -14,8 +17,10 @@ from gossamer.cli.search import add_parsers
 from gossamer.index import build_index, indexer
 from gossamer.rank import rank_crawl
 from gossamer.search import SearchEngine
-from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
+from gossamer.testweb import ThreadedTestWeb, Web, WebSpec, build_web
+from gossamer.testweb.model import Kind
 
+from ..unit.web.served import Client, serve_and_check
 from .conftest import crawl
 
 
@@ -103,3 +108,57 @@ def test_search_command_prints_json(searchable: Path, capsys: pytest.CaptureFixt
     assert 0 < len(data["hits"]) <= 30
     for hit in data["hits"]:
         assert "amber" in (hit["title"] + hit["snippet"]["text"] + hit["url"]).lower()
+
+
+def _web_with_a_near_duplicate() -> Web:
+    """The test web with one of its identical /copy/ pages changed in its markup only: its
+    menu links in another order. Its text is the same; its bytes, and so its digest, differ."""
+    web = build_web(WebSpec(seed=11, hosts=6, pages_per_host=8))
+    first = web.find(Kind.DUPLICATE)[0]
+    resources = dict(web.resources)
+    resource = resources[first]
+    assert len(set(resource.links)) > 1
+    resources[first] = dataclasses.replace(resource, links=resource.links[::-1])
+    hosts = [info for info in map(web.info, web.hosts) if info is not None]
+    return Web(web.spec, hosts, resources, web.trap_year)
+
+
+@pytest.fixture(scope="module")
+def near_crawl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    with ThreadedTestWeb(_web_with_a_near_duplicate()) as site:
+        run = crawl(site, tmp_path_factory.mktemp("near-crawl"))
+    report = build_index(run.out)
+    assert (report.exact_duplicates, report.near_duplicates) == (1, 1)
+    return run.out
+
+
+async def _listed(client: Client, href: str, section: str) -> list[str]:
+    """The labels of the items under heading ``id=section`` of the page ``href`` leads to."""
+    page = await (await client.get(href)).text()
+    start = page.index(f'id="{section}"')
+    listing = page[start : page.index("<h2", start + 1)]
+    return re.findall(r'<li><span class="note">([^<]*)</span>', listing)
+
+
+def test_each_duplicate_link_lists_what_it_counts(near_crawl: Path) -> None:
+    with SearchEngine(near_crawl) as engine:
+        [(title,)] = _docs(near_crawl, "SELECT DISTINCT title FROM docs WHERE url LIKE '%/copy/%'")
+        [hit] = [h for h in engine.search(f'"{title}"').hits if h.duplicates]
+    assert (hit.duplicates, hit.same_content + hit.near_duplicates) == (2, 2)
+    assert sorted(c.exact for c in hit.copies) == sorted(
+        [True] * hit.same_content + [False] * hit.near_duplicates
+    )
+
+    async def check(client: Client) -> None:
+        page = await (await client.get("/search", params={"q": f'"{title}"'})).text()
+        links = re.findall(r'<a href="(/info\?[^"]*#(same|near))">(\d+) ([^<]*)</a>', page)
+        assert {section for _, section, _, _ in links} == {
+            s for s, n in (("same", hit.same_content), ("near", hit.near_duplicates)) if n
+        }
+        for href, section, count, text in links:
+            labels = await _listed(client, html.unescape(href), section)
+            label = "same content" if section == "same" else "near-duplicate"
+            assert labels == [label] * int(count)  # before: "2 other pages", an empty list
+            assert text.startswith("other page") if section == "same" else "near-dup" in text
+
+    serve_and_check(near_crawl, check)

@@ -16,13 +16,16 @@ import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from aiohttp import web
 
 from gossamer.web import make_app
+from gossamer.web.links import SANDBOX_ALLOWS
 
 from ..unit.index.fake_crawl import HOSTILE_TITLE, searchable_crawl
+from ..unit.web.rough_crawl import LINKS_URL, rough_crawl
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -138,7 +141,7 @@ def test_injection_attempts_stay_text(page: sync_api.Page, base_url: str) -> Non
     page.wait_for_url("**/cached?**")
     assert "as it was crawled on" in page.locator(".cached-bar").inner_text()
     frame_element = page.locator("iframe.cached")
-    assert frame_element.get_attribute("sandbox") == ""
+    assert frame_element.get_attribute("sandbox") == SANDBOX_ALLOWS
     cached = frame_element.content_frame
     cached.locator("text=Hostile text with").wait_for()
     assert "<script>alert(8)</script> stays text" in cached.locator("body").inner_text()
@@ -172,3 +175,36 @@ def test_cached_copy_opened_directly_is_still_sandboxed(page: sync_api.Page, bas
     page.locator("text=Hostile text with").wait_for()
     assert_not_pwned(page.main_frame)
     assert page.evaluate("self.origin") == "null"
+
+
+@pytest.fixture(scope="module")
+def rough_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = rough_crawl(tmp_path_factory.mktemp("browser-rough"))
+    with ServedApp(make_app(folder)) as served:
+        yield f"http://127.0.0.1:{served.port}"
+
+
+def test_links_in_a_cached_copy_lead_to_a_copy_or_a_new_tab(
+    page: sync_api.Page, rough_url: str
+) -> None:
+    # The live site is answered here: the browser never looks r.test up.
+    page.context.route("http://r.test/**", lambda route: route.fulfill(body="the live page"))
+    cached = f"{rough_url}/cached?{urlencode({'url': LINKS_URL})}"
+    page.goto(cached)
+    # A page the crawl stored: its cached copy replaces the whole tab, bar and all.
+    page.frame_locator("iframe.cached").get_by_role("link", name="relative, crawled").click()
+    page.wait_for_url("**/cached?url=http%3A%2F%2Fr.test%2Fabout")
+    assert page.frame_locator("iframe.cached").locator("h1").inner_text() == "About us"
+    assert "r.test/about" in page.locator(".cached-bar").inner_text()
+    # A page it did not store: the live page, in a new tab, outside the sandbox.
+    page.goto(cached)
+    with page.context.expect_page() as opened:
+        page.frame_locator("iframe.cached").get_by_role(
+            "link", name="relative, never crawled"
+        ).click()
+    live = opened.value
+    live.wait_for_load_state()
+    assert live.url == "http://r.test/elsewhere?x=1"
+    assert live.locator("body").inner_text() == "the live page"
+    assert live.evaluate("window.opener") is None
+    assert page.url == cached  # the cached copy stays where it was

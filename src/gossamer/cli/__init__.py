@@ -9,15 +9,24 @@ subcommands on the parser with the function that runs them (``set_defaults(run=.
 web); ``search`` (``index``, ``rank``, ``search`` and ``serve``). ``flags`` holds the value
 types they share. This module builds the parser, configures logging and turns faults into
 exit statuses.
+
+With ``--json`` (``gossamer search``) an error is also printed on stdout as one JSON object,
+``{"error": "..."}``, for the program reading the results. When the reader of stdout goes
+away early (``gossamer search ... | head``), the command stops quietly with status 141, as a
+tool ended by SIGPIPE does, instead of a BrokenPipeError traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import logging
+import os
+import signal
 import sys
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from gossamer import __version__
 from gossamer.cli import crawl, recover, search, testweb
@@ -37,10 +46,30 @@ Command = Callable[[argparse.Namespace], int]
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one ``gossamer: error:`` line like every other error."""
+    """argparse, but a usage error is one ``gossamer: error:`` line like every other error.
+
+    A subcommand parser with ``dash_words`` set (``gossamer search``) reads a word that starts
+    with a single ``-`` and is not one of its options as a positional word, so
+    ``gossamer search DIR -draft`` searches for "-draft" instead of failing on an unknown
+    option. Words starting with ``--`` stay options (a mistyped flag is still an error), and
+    ``--`` still ends the options.
+    """
+
+    dash_words = False
 
     def error(self, message: str) -> NoReturn:
         raise ConfigError(f"{message} (see '{self.prog} --help')")
+
+    # The return type of this argparse internal differs between Python versions.
+    def _parse_optional(self, arg_string: str) -> Any:
+        if (
+            self.dash_words
+            and arg_string[:1] == "-"
+            and arg_string[:2] != "--"
+            and arg_string not in self._option_string_actions
+        ):
+            return None  # argparse's answer for a positional word
+        return super()._parse_optional(arg_string)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,18 +94,49 @@ def _configure_logging(verbose: int) -> None:
     )
 
 
+def _wants_json(argv: list[str]) -> bool:
+    """Whether the command line asks for JSON output (``--json`` before any ``--``)."""
+    options = argv[: argv.index("--")] if "--" in argv else argv
+    return "--json" in options
+
+
+def _fail(message: str, as_json: bool) -> int:
+    text = escaped(message)
+    if as_json:
+        try:
+            print(json.dumps({"error": text}, ensure_ascii=False), flush=True)
+        except BrokenPipeError:
+            _drop_stdout()
+    print(f"gossamer: error: {text}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null once its reader has gone, so that Python's own flush at exit
+    does not fail a second time and print "Exception ignored ... BrokenPipeError"."""
+    with contextlib.suppress(OSError, ValueError):  # a stdout without a descriptor (tests)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else argv
+    as_json = _wants_json(words)
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(words)
         _configure_logging(args.verbose)
         run: Command = args.run
-        return run(args)
+        status = run(args)
+        sys.stdout.flush()  # a reader that left shows here, not in Python's flush at exit
+        return status
+    except BrokenPipeError:
+        _drop_stdout()
+        return 128 + signal.SIGPIPE
     except GossamerError as exc:
-        print(f"gossamer: error: {escaped(str(exc))}", file=sys.stderr)
-        return EXIT_ERROR
+        return _fail(str(exc), as_json)
     except MemoryError:
-        print("gossamer: error: out of memory", file=sys.stderr)
-        return EXIT_ERROR
+        return _fail("out of memory", as_json)
     except KeyboardInterrupt:
         print("gossamer: interrupted", file=sys.stderr)
         return 130

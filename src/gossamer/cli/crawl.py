@@ -38,6 +38,7 @@ FLAGS = {
     "politeness.robots_wait": "--robots-wait",
     "fetch.ca_file": "--ca-file",
     "politeness.respect_nofollow": "--nofollow",
+    "scope.sitemaps": "--no-sitemaps",
     "resolve": "--resolve",
     "progress": "--no-progress",
 }
@@ -76,6 +77,9 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--config", type=path, help="TOML configuration file")
     p.add_argument("--nofollow", action="store_true", default=None, help="honour rel=nofollow")
+    p.add_argument(
+        "--no-sitemaps", action="store_true", help="do not read sitemaps for URLs (read: default)"
+    )
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -93,6 +97,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "politeness.robots_wait": args.robots_wait,
         "fetch.ca_file": args.ca_file,
         "politeness.respect_nofollow": args.nofollow,
+        "scope.sitemaps": False if args.no_sitemaps else None,
         "resolve": tuple(args.resolve) or None,
         "progress": False if args.no_progress else None,
     }

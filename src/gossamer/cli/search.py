@@ -3,6 +3,11 @@
 Data flow: argv -> **cli.search** -> index (WARC -> tantivy), rank (crawl.db -> PageRank),
 search (query -> ranked results on stdout) or web (the UI). Each command is one call into its
 package, and every fault arrives as a ``GossamerError``.
+
+``gossamer search DIR WORDS...`` reads every word after DIR that is not one of its options as
+the query, including words that start with a single ``-`` (``gossamer search DIR -draft``
+excludes "draft"); after ``--`` every word is the query. A query that is not UTF-8 text (bytes
+the terminal's encoding could not decode) is refused with one error line.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gossamer.cli.flags import fraction, int_between, path, serve_port, weight
+from gossamer.errors import ConfigError
 from gossamer.index import IndexingError, IndexReport, build_index
 from gossamer.rank import DAMPING, TOLERANCE, rank_crawl
 from gossamer.search.engine import MAX_PAGE, SearchEngine
@@ -55,10 +61,16 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("dir", type=path, help="crawl folder")
     p.add_argument("--damping", type=fraction, default=DAMPING)
     p.add_argument("--tolerance", type=fraction, default=TOLERANCE, help="L1 stop criterion")
-    p = sub.add_parser("search", help="search an indexed crawl folder")
+    p = sub.add_parser(
+        "search",
+        help="search an indexed crawl folder",
+        epilog="A query word may start with '-': 'gossamer search DIR wal -journal' excludes"
+        " journal. After '--' every word is part of the query, even '--json'.",
+    )
+    p.dash_words = True  # "-word" is a query word, not an unknown option (see cli._Parser)
     p.set_defaults(run=run_search)
     p.add_argument("dir", type=path, help="crawl folder")
-    p.add_argument("query", help='words, "phrases", -excluded, site:host')
+    p.add_argument("query", nargs="+", help='words, "phrases", -excluded, site:host')
     p.add_argument("--page", type=_page, default=1)
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     _ranking_flags(p)
@@ -111,11 +123,25 @@ def run_rank(args: argparse.Namespace) -> int:
     return 0
 
 
+def _query(words: list[str]) -> str:
+    """The query the words make, refused when it holds bytes that were not UTF-8."""
+    query = " ".join(words)
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # argv bytes that did not decode arrive as lone surrogates ("surrogateescape").
+        raise ConfigError(
+            "the query is not UTF-8 text; check the terminal's encoding (LANG, LC_ALL)"
+        ) from exc
+    return query
+
+
 def run_search(args: argparse.Namespace) -> int:
+    query = _query(args.query)
     require_complete_index(args.dir)
     language = "en" if args.english else None
     with SearchEngine(args.dir, _weights(args)) as engine:
-        result = engine.search(args.query, page=args.page, language=language)
+        result = engine.search(query, page=args.page, language=language)
     output = format_json(result) if args.json else format_text(result, color=_color())
     print(output)
     return 0

@@ -4,6 +4,13 @@ Data flow: parse (links), redirects, seeds and other workers' forwards -> **admi
 frontier (queued once, by the seen-set) and the ``urls`` table of ``crawl.db``. Every URL the
 crawl finds passes through :meth:`Admitter.admit`, in a live crawl and in replay alike, so a
 resumed or recovered crawl refuses and counts exactly what the live one did.
+
+One rule is approximate across a restart: the URL families of ``max_family``
+(:class:`~gossamer.urls.traps.TrapFamilies`) live in memory only, and both the replay and the
+resumed crawl start with none. A chain cut before the restart has its refused link offered
+again (``catch_up`` re-offers every link never queued), and a family met again starts from the
+depth it is met at, so each restart can give a calendar up to ``max_family`` more pages. The
+per-host budget, which a restart does not carry over either, bounds it as before.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from gossamer.frontier import Admission, Frontier, Job
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 from gossamer.urls import host_of
-from gossamer.urls.traps import strip_session_ids, trap_reason
+from gossamer.urls.traps import TrapFamilies, strip_session_ids, trap_reason
 
 __all__ = ["Admitter"]
 
@@ -36,6 +43,8 @@ class Admitter:
         self._stats = stats
         self._db = db
         self._part = part  # set when this crawler is one worker of a partitioned crawl
+        # Kept by the worker that owns a host: it sees every URL of that host, whoever found it.
+        self._families = TrapFamilies(scope.max_family) if scope.max_family is not None else None
 
     def admit(
         self,
@@ -72,10 +81,23 @@ class Admitter:
             # Another worker owns this host: it deduplicates and records the URL.
             self._part.forward(url, depth, referrer)
             return False
+        if self._refused_family(url, host, depth, referrer):
+            return False
         job = Job(
             url=url, host=host, depth=depth, referrer=referrer, hops=hops, fallbacks=fallbacks
         )
         return self._queue(job)
+
+    def _refused_family(self, url: str, host: str, depth: int, referrer: str | None) -> bool:
+        """True if ``url`` continues a self-feeding family too far (counted unless queued)."""
+        families = self._families
+        if families is None or families.verdict(url, depth, referrer) is None:
+            return False
+        if not self._frontier.seen(url):
+            # A URL queued before the chain grew too long is a duplicate, not a trap.
+            self._stats.skipped_other += 1
+            self._stats.record_error("trap_family", host)
+        return True
 
     def _queue(self, job: Job) -> bool:
         admission = self._frontier.add(job, host_budget=self._scope.max_pages_per_host)

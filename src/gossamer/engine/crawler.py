@@ -274,7 +274,7 @@ class Crawler:
                     hops = await fetcher.fetch_robots(job.url, known=pipeline.knows_robots)
                     pipeline.robots(job, hops)
                 else:
-                    result = await fetcher.fetch(job.url)
+                    result = await fetcher.fetch(job.url, any_type=pipeline.is_sitemap(job))
                     self._dispatched_pages -= 1
                     pipeline.page(job, result)
             except StoreError as exc:

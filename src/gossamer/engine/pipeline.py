@@ -59,8 +59,10 @@ class Pipeline:
             admitter=self._admitter,
             stats=stats,
             db=db,
+            product=self._product,
             respect_nofollow=politeness.respect_nofollow,
             max_redirects=config.fetch.max_redirects,
+            sitemaps=config.scope.sitemaps,
             clock=clock,
         )
         self._backoff = Backoff(
@@ -76,10 +78,15 @@ class Pipeline:
             self._stats.record_error(result.error or "local_fault")
             self._tell(job, self._backoff.after_local_fault(job.retries))
             return False
-        is_page = self._recorder.record_page(job, result, self._archive(job, result, "page"))
+        location = self._archive(job, result, self._recorder.purpose(job))
+        is_page = self._recorder.record_page(job, result, location)
         host = self._frontier.host(job.host)
         self._tell(job, self._backoff.after_response(result, host, job.retries, self._clock()))
         return is_page
+
+    def is_sitemap(self, job: Job) -> bool:
+        """Whether a page job fetches a sitemap (whose body is read whatever its type)."""
+        return self._recorder.purpose(job) == "sitemap"
 
     def _tell(self, job: Job, outcome: Outcome) -> None:
         if outcome.retry:
@@ -112,9 +119,10 @@ class Pipeline:
 
     def robots(self, job: Job, hops: list[FetchResult]) -> None:
         """Store every hop of a robots.txt fetch and install the rules RFC 9309 implies."""
+        answer = None
         for hop in hops:
             if hop.error not in LOCAL_FAULTS:
-                self._recorder.record_robots(job, hop, self._archive(job, hop, "robots"))
+                answer = self._recorder.record_robots(job, hop, self._archive(job, hop, "robots"))
         final = hops[-1]
         origin = origin_of(job.url)
         if final.error in LOCAL_FAULTS:
@@ -131,7 +139,8 @@ class Pipeline:
         if not lasting(final.status, final.error):
             self._robots_unavailable(job, origin, final)
             return
-        answer = lasting_answer(final.status, final.content, self._product)
+        if answer is None:  # more hops than RFC 9309 asks us to follow
+            answer = lasting_answer(final.status, final.content, self._product)
         note_robots(self._stats, job.host, answer)
         if final.is_redirect:  # more hops than RFC 9309 asks us to follow: allow all
             self._db.add_robots(origin, final.status, b"", final.started_at)

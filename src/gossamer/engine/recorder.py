@@ -14,11 +14,12 @@ import time
 from collections.abc import Callable
 
 from gossamer.engine.admission import Admitter
+from gossamer.engine.sitemaps import Sitemaps
 from gossamer.fetch import FetchResult
 from gossamer.fetch.fetcher import media_type
 from gossamer.frontier import Job
 from gossamer.parse import ParsedPage, parse_html
-from gossamer.robots import RobotsAnswer, lasting
+from gossamer.robots import RobotsAnswer, lasting, lasting_answer
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB, WarcLocation, page_row
 from gossamer.urls import canonical_link, origin_of
@@ -47,28 +48,42 @@ class Recorder:
         admitter: Admitter,
         stats: CrawlStats,
         db: MetadataDB,
+        product: str = "*",
         respect_nofollow: bool = False,
         max_redirects: int = 10,
+        sitemaps: bool = True,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._admitter = admitter
         self._stats = stats
         self._db = db
+        self._product = product
         self._respect_nofollow = respect_nofollow
         self._max_redirects = max_redirects
         self._clock = clock
+        self._sitemaps = Sitemaps(admitter=admitter, stats=stats, db=db, enabled=sitemaps)
 
-    def record_robots(self, job: Job, hop: FetchResult, location: WarcLocation | None) -> None:
-        """Count and record one robots.txt exchange.
+    def purpose(self, job: Job) -> str:
+        """How a page job's exchange is archived and recorded: "page" or "sitemap"."""
+        return self._sitemaps.purpose(job.url)
+
+    def record_robots(
+        self, job: Job, hop: FetchResult, location: WarcLocation | None
+    ) -> RobotsAnswer | None:
+        """Count and record one robots.txt exchange; the answer it gives, if it is final.
 
         A final answer that gives rules (2xx) or allows all (4xx) is also kept for the origin
-        asked, so a resumed crawl reuses it while it is valid instead of fetching it again.
+        asked, so a resumed crawl reuses it while it is valid instead of fetching it again,
+        and names the origin's sitemaps (in the same transaction, so neither is kept alone).
         """
         self._count(job, hop)
         self._stats.robots_requests += 1
+        answer = None
         if lasting(hop.status, hop.error) and not hop.is_redirect:
             body = hop.content if 200 <= hop.status < 300 else b""
             self._db.add_robots(origin_of(job.url), hop.status, body, hop.started_at)
+            answer = lasting_answer(hop.status, body, self._product)
+            self._sitemaps.from_robots(job, answer.rules.sitemaps)
         self._db.add_page(
             page_row(
                 hop,
@@ -80,6 +95,7 @@ class Recorder:
             )
         )
         self._db.end_exchange()
+        return answer
 
     def record_page(self, job: Job, result: FetchResult, location: WarcLocation | None) -> bool:
         """Count and record one page exchange and admit what it leads to (links, redirect).
@@ -92,9 +108,17 @@ class Recorder:
             self._db.end_exchange()
 
     def _record_page(self, job: Job, result: FetchResult, location: WarcLocation | None) -> bool:
-        self._count(job, result)
+        purpose = self._sitemaps.purpose(job.url)
+        self._count(job, result, purpose)
         self._db.add_page(
-            page_row(result, location, depth=job.depth, referrer=job.referrer, host=job.host)
+            page_row(
+                result,
+                location,
+                depth=job.depth,
+                referrer=job.referrer,
+                host=job.host,
+                purpose=purpose,
+            )
         )
         status = result.status
         if status == 0:
@@ -102,6 +126,11 @@ class Recorder:
             return False
         if result.is_redirect:
             self._redirect(job, result)
+            return False
+        if purpose == "sitemap":
+            # A sitemap cut at the size limit still gives the URLs before the cut.
+            if 200 <= status < 300 and result.error in ("", "too_large"):
+                self._sitemaps.read(job, result)
             return False
         if not (200 <= status < 300) or result.error or result.skipped_body:
             return False
@@ -115,7 +144,7 @@ class Recorder:
             self._links(job, result)
         return True
 
-    def _count(self, job: Job, result: FetchResult) -> None:
+    def _count(self, job: Job, result: FetchResult, purpose: str = "robots") -> None:
         log.debug(
             "fetched url=%s status=%s error=%s elapsed=%.3f",
             result.url,
@@ -135,7 +164,8 @@ class Recorder:
             host.bytes += len(result.body)
         if result.error:
             stats.record_error(result.error, job.host)
-        elif result.status >= 400:
+        elif result.status >= 400 and not (purpose == "sitemap" and result.status in (404, 410)):
+            # (Most hosts have no /sitemap.xml; asking for it is no fault of theirs.)
             stats.record_error(f"http_{result.status}", job.host)
 
     def _redirect(self, job: Job, result: FetchResult) -> None:
@@ -149,6 +179,7 @@ class Recorder:
             self._stats.record_error("redirect_chain", job.host)
             return
         self._db.add_links(result.url, [target])
+        self._sitemaps.moved(job.url, target)
         # A redirect is not a link hop: the target keeps the depth of the URL that moved.
         self._admitter.admit(
             target, job.depth, result.url, hops=job.hops + 1, fallbacks=job.fallbacks

@@ -134,7 +134,8 @@ def catch_up(
     See ``gossamer.engine.replay``: missing rows are replayed through a recorder that writes
     no WARC, rows of records that are gone are removed and their URLs queued again, and
     damage and foreign files are reported. ``seeds`` are admitted first (``recover`` into an
-    empty database); ``reindex`` indexes every record read, not only the replayed ones.
+    empty database); ``reindex`` indexes every record read, not only the replayed ones. Last,
+    the link targets of fetched pages that were never queued are offered to admission again.
     """
     stats = CrawlStats()  # what replay counts is recounted from the rows afterwards
     scratch = build_frontier(config.politeness, stats, window=_NO_LIMIT)
@@ -146,10 +147,12 @@ def catch_up(
         admitter=admitter,
         stats=stats,
         db=db,
+        product=product_token(config.fetch.user_agent),
         respect_nofollow=config.politeness.respect_nofollow,
         max_redirects=config.fetch.max_redirects,
+        sitemaps=config.scope.sitemaps,
     )
-    return reconcile(
+    outcome = reconcile(
         config.out / "warc",
         db,
         recorder,
@@ -157,6 +160,12 @@ def catch_up(
         reindex=reindex,
         max_decoded=config.fetch.max_decoded,
     )
+    if not config.politeness.respect_nofollow:  # (the links table keeps nofollow links too)
+        # A link handed to another worker is recorded by that worker; a crash between the
+        # two loses it. Admission again is a no-op for every link it refused the first time.
+        for url, depth, referrer in list(db.unqueued_links()):
+            admitter.admit(url, depth, referrer)
+    return outcome
 
 
 @dataclass(frozen=True, slots=True)

@@ -153,9 +153,10 @@ class Fetcher:
         """Exchanges holding or awaiting a slot, per server address (empty: no cap, or idle)."""
         return {} if self._gate is None else self._gate.in_flight()
 
-    async def fetch(self, url: str) -> FetchResult:
-        """GET one canonical URL; the body is read only if its type is kept and size allowed."""
-        return await self._get(url, self._limits.max_body, robots=False)
+    async def fetch(self, url: str, *, any_type: bool = False) -> FetchResult:
+        """GET one canonical URL; the body is read only if its type is kept (or ``any_type``:
+        a sitemap may be XML, text or a gzip file) and its size allowed."""
+        return await self._get(url, self._limits.max_body, robots=False, any_type=any_type)
 
     async def fetch_robots(
         self, url: str, known: Callable[[str], bool] = lambda target: False
@@ -179,7 +180,9 @@ class Fetcher:
             current = target
         return hops
 
-    async def _get(self, url: str, max_body: int, *, robots: bool) -> FetchResult:
+    async def _get(
+        self, url: str, max_body: int, *, robots: bool, any_type: bool = False
+    ) -> FetchResult:
         assert self._session is not None, "Fetcher used outside its context"
         started = self._clock()
         t0 = time.monotonic()
@@ -190,7 +193,7 @@ class Fetcher:
                 gate = self._gate
                 if gate is None:
                     return await self._exchange(
-                        target, url, max_body, robots, started=started, t0=t0
+                        target, url, max_body, robots, started=started, t0=t0, any_type=any_type
                     )
                 assert target.raw_host is not None
                 address = await gate.address(target.raw_host, target.port or 0)
@@ -199,7 +202,7 @@ class Fetcher:
                     # The exchange starts, and is timed, once its slot is free.
                     started, t0 = self._clock(), time.monotonic()
                     return await self._exchange(
-                        target, url, max_body, robots, started=started, t0=t0
+                        target, url, max_body, robots, started=started, t0=t0, any_type=any_type
                     )
                 finally:
                     gate.release(address)
@@ -252,7 +255,15 @@ class Fetcher:
         deadline.reschedule(None if remaining is None else loop.time() + remaining)
 
     async def _exchange(
-        self, target: URL, url: str, max_body: int, robots: bool, *, started: float, t0: float
+        self,
+        target: URL,
+        url: str,
+        max_body: int,
+        robots: bool,
+        *,
+        started: float,
+        t0: float,
+        any_type: bool = False,
     ) -> FetchResult:
         assert self._session is not None
         async with self._session.get(target, allow_redirects=False) as resp:
@@ -265,7 +276,12 @@ class Fetcher:
             truncated = False
             body = b""
             declared = resp.content_length
-            keep = robots or not (200 <= resp.status < 300) or mtype in self._limits.keep_types
+            keep = (
+                robots
+                or any_type
+                or not (200 <= resp.status < 300)
+                or mtype in self._limits.keep_types
+            )
             if not keep:
                 skipped, error = True, "skipped_type"
             elif declared is not None and declared > max_body and not robots:

@@ -2,9 +2,9 @@
 
 Data flow: store -> **index** -> rank -> search -> web. ``build_index`` reads each new page
 from the WARC files (``archive``), extracts its text (``extract``), detects its language
-(``language``) and fingerprints it (``simhash``), records it in ``DIR/index/docs.db``
-(``gossamer.store.docstore``) and adds it to the tantivy index in ``DIR/index/tantivy``
-(``schema``).
+(``language``), fingerprints it (``shingles``, ``simhash``, ``minhash``) and chooses its
+duplicate group (``near``), records it in ``DIR/index/docs.db`` (``gossamer.store.docstore``)
+and adds it to the tantivy index in ``DIR/index/tantivy`` (``schema``).
 """
 
 from gossamer.index.archive import ArchivedResponse, WarcReader

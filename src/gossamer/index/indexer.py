@@ -1,8 +1,9 @@
 """Index stage, driver: ``gossamer index DIR`` turns new crawl pages into searchable documents.
 
-Data flow: crawl.db + WARC -> extract -> language + simhash -> document store (groups)
--> tantivy. Only pages without a row in the document store are read (see ``docstore``), so
-after a resumed crawl only the new documents are indexed.
+Data flow: crawl.db + WARC -> extract -> language + near-duplicate keys (simhash, MinHash)
+-> duplicate group (``near``) -> document store -> tantivy. Only pages without a row in the
+document store are read (see ``docstore``), so after a resumed crawl only the new documents
+are indexed.
 
 Reading and extraction are CPU-bound Python and run in a pool of worker processes when
 there is enough to do; the parent keeps the two writers (tantivy and SQLite) to itself, as
@@ -34,8 +35,8 @@ from gossamer.index.archive import WarcReader
 from gossamer.index.errors import IndexingError
 from gossamer.index.extract import PageText, extract, kind_of
 from gossamer.index.language import detect_language
+from gossamer.index.near import NearKeys, choose_group, near_keys
 from gossamer.index.schema import INDEX_DIR, Fields, IndexHandle, open_index
-from gossamer.index.simhash import simhash
 from gossamer.store.docstore import DocRow, DocStore, PendingPage
 from gossamer.store.records import MAX_DECODED
 from gossamer.urls import host_or_empty
@@ -63,7 +64,7 @@ class ExtractedPage:
     mime: str
     text: PageText | None
     lang: str
-    fingerprint: int | None
+    keys: NearKeys
     words: int
     skip: str = ""  # "", "not_text", "noindex", "empty", "bad_encoding", UNREADABLE
 
@@ -76,7 +77,7 @@ class IndexReport:
     indexed: int
     skipped: dict[str, int]
     exact_duplicates: int  # pages added this run whose content another page has exactly
-    near_duplicates: int  # pages added this run grouped by simhash only
+    near_duplicates: int  # pages added this run grouped with a near-duplicate
     documents: int  # indexed documents in total, after this run
     seconds: float
     workers: int
@@ -104,28 +105,35 @@ class IndexReport:
         )
 
 
+_NO_KEYS = NearKeys()
+
+
 def _read_one(reader: WarcReader, page: PendingPage) -> ExtractedPage:
     host = host_or_empty(page.url)
     if kind_of(page.content_type) is None:
-        return ExtractedPage(page, host, "", page.content_type or "", None, "", None, 0, "not_text")
+        return ExtractedPage(
+            page, host, "", page.content_type or "", None, "", _NO_KEYS, 0, "not_text"
+        )
     try:
         response = reader.read(page.warc_file, page.warc_offset, page.warc_length)
     except IndexingError as exc:
         log.warning("skipping %s: %s", page.url, exc)
-        return ExtractedPage(page, host, "", page.content_type or "", None, "", None, 0, UNREADABLE)
+        return ExtractedPage(
+            page, host, "", page.content_type or "", None, "", _NO_KEYS, 0, UNREADABLE
+        )
     mime = response.content_type or page.content_type or ""
     if response.decode_error:
-        return ExtractedPage(page, host, response.date, mime, None, "", None, 0, "bad_encoding")
+        return ExtractedPage(page, host, response.date, mime, None, "", _NO_KEYS, 0, "bad_encoding")
     text = extract(response.content, mime)
     if text is None:
-        return ExtractedPage(page, host, response.date, mime, None, "", None, 0, "not_text")
+        return ExtractedPage(page, host, response.date, mime, None, "", _NO_KEYS, 0, "not_text")
     if text.noindex:
-        return ExtractedPage(page, host, response.date, mime, text, "", None, 0, "noindex")
+        return ExtractedPage(page, host, response.date, mime, text, "", _NO_KEYS, 0, "noindex")
     words = len(text.body.split())
     if not words and not text.title:
-        return ExtractedPage(page, host, response.date, mime, text, "", None, 0, "empty")
+        return ExtractedPage(page, host, response.date, mime, text, "", _NO_KEYS, 0, "empty")
     lang = detect_language(f"{text.title}\n{text.body}", text.lang_hint)
-    return ExtractedPage(page, host, response.date, mime, text, lang, simhash(text.body), words)
+    return ExtractedPage(page, host, response.date, mime, text, lang, near_keys(text.body), words)
 
 
 def read_pages(
@@ -221,6 +229,7 @@ def _store(
         writer.delete_documents_by_term(Fields.URL_ID, page.url_id)
     text = item.text
     kind = text.kind if text is not None else (kind_of(item.mime) or "other")
+    grouping = choose_group(store, page.doc_id, item.keys) if not item.skip else None
     row = store.add(
         url_id=page.url_id,
         url=page.url,
@@ -231,7 +240,8 @@ def _store(
         lang=item.lang,
         title=text.title if text is not None else "",
         words=item.words,
-        fingerprint=item.fingerprint,
+        keys=item.keys,
+        group=grouping.group if grouping is not None else None,
         indexed=not item.skip,
     )
     if item.skip:
@@ -240,15 +250,9 @@ def _store(
     writer.add_document(_document(item, row))
     tally.indexed += 1
     tally.languages[item.lang] += 1
-    if row.group_id != row.num:
-        same = _same_content(store, row)
-        tally.exact += int(same)
-        tally.near += int(not same)
-
-
-def _same_content(store: DocStore, row: DocRow) -> bool:
-    members = store.group_members(row.group_id, limit=1)
-    return bool(members) and members[0].doc_id == row.doc_id
+    if grouping is not None:
+        tally.exact += grouping.how == "exact"
+        tally.near += grouping.how == "near"
 
 
 def build_index(
@@ -272,6 +276,12 @@ def build_index(
     # One run at a time: the lock is taken before anything under DIR/index is touched.
     with IndexLock(crawl_dir, index_dir), DocStore(index_dir / DOCSTORE_FILE) as store:
         handle: IndexHandle = open_index(crawl_dir, create=True)
+        if store.upgraded:
+            log.warning(
+                "the index was written by an older Gossamer: pages indexed before are found as"
+                " near-duplicates by simhash only; 'rm -r %s' and index again for MinHash",
+                index_dir,
+            )
         pending = store.pending(crawl_db)
         recovering = store.in_flight
         if recovering:

@@ -26,13 +26,14 @@ from gossamer.search.compile import CompiledQuery, compile_query
 from gossamer.search.errors import SearchError
 from gossamer.search.query import parse_query
 from gossamer.search.ranking import Candidate, Ordered, RankingWeights, log_scaled, order_candidates
-from gossamer.search.results import HitScores, SearchHit, SearchPage, Snippet
+from gossamer.search.results import Copy, HitScores, SearchHit, SearchPage, Snippet
 from gossamer.store.docstore import DocStore
 
-__all__ = ["PER_PAGE", "SearchEngine"]
+__all__ = ["COPIES_LISTED", "PER_PAGE", "SearchEngine"]
 
 PER_PAGE = 30
 MAX_PAGE = 1000
+COPIES_LISTED = 10  # duplicates named with each hit; the page-info view lists up to 100
 _SNIPPET_CHARS = 240
 _MUST = tantivy.Occur.Must
 _Key = tuple[int, int]  # (segment, doc) of a tantivy DocAddress, which is not hashable
@@ -55,6 +56,7 @@ class SearchEngine:
         self._searcher = handle.index.searcher()
         self.store = DocStore(crawl_dir / INDEX_DIR / DOCSTORE_FILE, readonly=True)
         self._group_sizes = self.store.group_sizes()
+        self._exact_copies = self.store.exact_copies()
         self.ranks: Ranks | None = load_ranks(crawl_dir)
         self._pagerank, self._host_rank = self._rank_arrays()
 
@@ -89,7 +91,8 @@ class SearchEngine:
     def search(
         self, text: str, *, page: int = 1, language: str | None = None, per_page: int = PER_PAGE
     ) -> SearchPage:
-        """Page ``page`` (from 1) of the results for ``text``; ``language`` filters, e.g. "en"."""
+        """Page ``page`` (from 1) of the results for ``text``; ``language`` filters, e.g. "en".
+        A page past the last one is the last one."""
         if not 1 <= page <= MAX_PAGE:
             raise SearchError(f"page must be between 1 and {MAX_PAGE}")
         started = time.perf_counter()
@@ -109,6 +112,7 @@ class SearchEngine:
                 matched = "none"
         base = compiled.strict if matched == "all" else compiled.loose
         ordered = self._order(hits, compiled, base)
+        page = min(page, max(1, -(-len(ordered) // per_page)))
         start = (page - 1) * per_page
         shown = ordered[start : start + per_page]
         snippets = (
@@ -260,6 +264,29 @@ class SearchEngine:
                 blended=item.score,
                 tier=item.tier,
             ),
-            duplicates=max(0, self._group_sizes.get(c.group, 1) - 1),
-            group=c.group,
+            **self._duplicates(c.group, url, doc.get_first(Fields.DOC_ID)),
         )
+
+    def _duplicates(self, group: int, url: str, doc_id: object) -> dict[str, Any]:
+        """The hit's duplicate counts and the first of its copies, as ``SearchHit`` fields."""
+        others = max(0, self._group_sizes.get(group, 1) - 1)
+        same = 0
+        copies: tuple[Copy, ...] = ()
+        if others:
+            content = str(doc_id) if doc_id else None
+            if content is not None:
+                same = self._exact_copies.get((group, content), 1) - 1
+            members = self.store.group_members(group, limit=min(others + 1, 100))
+            listed = sorted(
+                (Copy(m.url, m.title, content is not None and m.doc_id == content)
+                 for m in members if m.url != url),
+                key=lambda copy: not copy.exact,
+            )  # fmt: skip
+            copies = tuple(listed[:COPIES_LISTED])
+        return {
+            "duplicates": others,
+            "group": group,
+            "same_content": same,
+            "near_duplicates": others - same,
+            "copies": copies,
+        }

@@ -3,7 +3,8 @@
 Data flow: crawl.db + document store + ranks -> **info** -> web. The fetch row and the links
 in and out come from ``crawl.db`` through :class:`~gossamer.store.CrawlRecords`, read-only,
 so the web UI can run while a crawl is still writing. Same-content pages come from the
-document store: exact copies share the ``doc_id``, near copies the simhash group.
+document store: exact copies share the ``doc_id`` (body digest), near-duplicates only the
+duplicate group (``gossamer.index.near``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class PageInfo:
     links_out: tuple[str, ...]
     links_out_count: int
     same_content: tuple[DocRow, ...]  # exact copies (same doc_id), other URLs
-    near_duplicates: tuple[DocRow, ...]  # same simhash group, different content
+    near_duplicates: tuple[DocRow, ...]  # same duplicate group, different content
     scores: HitScores | None  # for the query the user came from, if any
     query: str
 

@@ -3,6 +3,8 @@
 Data flow: engine -> results -> **output** -> stdout. Titles, URLs and snippets come from
 crawled pages, so control characters are removed before they reach a terminal: an escape
 sequence in a page title must not be able to repaint or retitle the user's terminal.
+:func:`printable` is the one sanitiser of crawled text for display: the web UI's titles and
+snippets go through it too, so bidi overrides and zero-width characters vanish on both sides.
 """
 
 from __future__ import annotations
@@ -12,18 +14,43 @@ import unicodedata
 
 from gossamer.search.results import SearchHit, SearchPage
 
-__all__ = ["format_json", "format_text", "printable"]
+__all__ = ["duplicates_label", "format_json", "format_text", "printable"]
 
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 
 
 def printable(text: str) -> str:
-    """``text`` without control or format characters (C0, C1, bidi overrides, ...)."""
+    """``text`` without control or format characters: C0 and C1 controls, bidi embeddings,
+    overrides, isolates and marks, zero-width spaces and joiners, the BOM (categories Cc and
+    Cf); tabs and line breaks become spaces."""
     return "".join(
         " " if ch in "\t\n\r" else ch
         for ch in text
         if ch in "\t\n\r" or unicodedata.category(ch) not in {"Cc", "Cf"}
     )
+
+
+def duplicates_label(hit: SearchHit) -> str:
+    """What a hit's duplicates are, e.g. "2 other pages with the same content, 1
+    near-duplicate"; "" when it has none."""
+    parts = []
+    if hit.same_content:
+        noun = "page" if hit.same_content == 1 else "pages"
+        parts.append(f"{hit.same_content} other {noun} with the same content")
+    if hit.near_duplicates:
+        noun = "near-duplicate" if hit.near_duplicates == 1 else "near-duplicates"
+        parts.append(f"{hit.near_duplicates} {noun}")
+    return ", ".join(parts)
+
+
+def _copies(hit: SearchHit) -> list[str]:
+    lines = [
+        f"       {'same content' if copy.exact else 'near-duplicate'}: {printable(copy.url)}"
+        for copy in hit.copies
+    ]
+    if hit.duplicates > len(hit.copies):
+        lines.append(f"       ... and {hit.duplicates - len(hit.copies)} more")
+    return lines
 
 
 def _snippet(hit: SearchHit, color: bool) -> str:
@@ -56,12 +83,14 @@ def format_text(result: SearchPage, *, color: bool = False) -> str:
         if hit.snippet.text:
             lines.append(f"     {_snippet(hit, color)}")
         s = hit.scores
-        extra = f" - {hit.duplicates} other pages with the same content" if hit.duplicates else ""
+        label = duplicates_label(hit)
+        extra = f" - {label}:" if label else ""
         detail = (
             f"     score {s.blended:.3f} (bm25 {s.bm25:.2f}, pagerank {s.pagerank_scaled:.2f},"
             f" title tier {s.tier}){extra}"
         )
         lines.append(f"{_DIM}{detail}{_RESET}" if color else detail)
+        lines.extend(_copies(hit))
     return "\n".join(lines)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["HitScores", "SearchHit", "SearchPage", "Snippet"]
+__all__ = ["Copy", "HitScores", "SearchHit", "SearchPage", "Snippet"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +59,16 @@ class HitScores:
 
 
 @dataclass(frozen=True, slots=True)
+class Copy:
+    """Another page of a hit's duplicate group: ``exact`` when it has the same content (the
+    same body digest), else a near-duplicate."""
+
+    url: str
+    title: str
+    exact: bool
+
+
+@dataclass(frozen=True, slots=True)
 class SearchHit:
     position: int  # 1-based, over all pages of results
     url: str
@@ -69,8 +79,11 @@ class SearchHit:
     lang: str
     crawled: str  # ISO 8601 UTC
     scores: HitScores
-    duplicates: int  # other pages with the same (or nearly the same) content
+    duplicates: int  # other pages of its group: same_content + near_duplicates
     group: int
+    same_content: int = 0  # other pages with the same body digest
+    near_duplicates: int = 0  # other pages with nearly the same text
+    copies: tuple[Copy, ...] = ()  # the first of them, exact ones first
 
 
 @dataclass(frozen=True, slots=True)

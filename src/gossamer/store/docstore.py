@@ -7,24 +7,32 @@ three questions:
 * which fetched pages are new since the last run (incremental indexing after a resumed
   crawl): a page is pending when its ``url_id`` has no row, or its row has an older fetch
   time (the page was fetched again);
-* which duplicate group a page belongs to: exact duplicates share ``doc_id`` (SHA-1 of the
-  content), near-duplicates have simhash fingerprints within ``MAX_DISTANCE`` bits, found
-  through the ``bands`` table; a group is named by the ``num`` of its first member;
-* for the search side, how large each group is and which pages are in it.
+* which pages a new one may duplicate: exact duplicates share ``doc_id`` (SHA-1 of the
+  content, ``exact_group``); near-duplicate candidates share a simhash band (``bands``
+  table, ``simhash_neighbours``) or a MinHash-LSH band key (``lsh`` table,
+  ``minhash_neighbours``). Which candidate really is a near-duplicate, and so the group a
+  page joins, is decided by ``gossamer.index.near``; a group is named by the ``num`` of its
+  first member;
+* for the search side, how large each group is, how many of its pages have each content,
+  and which pages are in it.
 
 Pages that were looked at but not indexed (noindex, no text) get a row too, with
 ``indexed = 0``, so they are not read again.
 
-Near-duplicate lookup uses the pigeonhole principle: a 64-bit fingerprint (``index.simhash``)
-is split into ``MAX_DISTANCE + 1`` bands of 16 bits; two fingerprints within ``MAX_DISTANCE``
-bits agree exactly on at least one band, so a new page is grouped with one indexed lookup per
-band. Every fault is raised as ``StoreError``.
+Simhash lookup uses the pigeonhole principle: a 64-bit fingerprint (``index.simhash``) is
+split into ``MAX_DISTANCE + 1`` bands of 16 bits; two fingerprints within ``MAX_DISTANCE``
+bits agree exactly on at least one band, so candidates come with one indexed lookup per band.
+MinHash signatures (``index.minhash``) are stored as bytes beside the row, with one row of
+``lsh`` per band key. A ``docs.db`` written before signatures were kept gains the column and
+the table when it is next opened for writing; its pages keep their groups and are found by
+simhash only (``gossamer index`` says so; a fresh index, ``rm -r DIR/index``, finds them by
+both). Every fault is raised as ``StoreError``.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +41,16 @@ from typing import Any
 from gossamer.errors import StoreError
 from gossamer.store.connect import connect_readonly, faults
 
-__all__ = ["BANDS", "MAX_DISTANCE", "DocRow", "DocStore", "PendingPage", "bands", "hamming"]
+__all__ = [
+    "BANDS",
+    "MAX_DISTANCE",
+    "DocRow",
+    "DocStore",
+    "NearKeys",
+    "PendingPage",
+    "bands",
+    "hamming",
+]
 
 MAX_DISTANCE = 3  # bits two fingerprints of near-duplicates may differ in
 BANDS = MAX_DISTANCE + 1
@@ -55,7 +72,8 @@ CREATE TABLE IF NOT EXISTS docs (
     words INTEGER NOT NULL,
     simhash INTEGER,
     group_id INTEGER NOT NULL,
-    indexed INTEGER NOT NULL
+    indexed INTEGER NOT NULL,
+    minhash BLOB
 );
 CREATE INDEX IF NOT EXISTS docs_doc_id ON docs (doc_id);
 CREATE INDEX IF NOT EXISTS docs_group ON docs (group_id);
@@ -65,12 +83,19 @@ CREATE TABLE IF NOT EXISTS bands (
     num INTEGER NOT NULL,
     PRIMARY KEY (band, value, num)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lsh (
+    band INTEGER NOT NULL,
+    key INTEGER NOT NULL,
+    num INTEGER NOT NULL,
+    PRIMARY KEY (band, key, num)
+) WITHOUT ROWID;
 """
 
-# Fetched, archived, successful pages of the crawl that have no row yet, or an older one.
+# Fetched, archived, successful pages of the crawl that have no row yet, or an older one
+# (robots.txt files and sitemaps are the crawl's own business, not documents).
 _PENDING_FROM = """
 FROM crawl.pages AS p LEFT JOIN docs AS d ON d.url_id = p.url_id
-WHERE p.status BETWEEN 200 AND 299 AND p.warc_file IS NOT NULL
+WHERE p.status BETWEEN 200 AND 299 AND p.warc_file IS NOT NULL AND p.purpose = 'page'
   AND (d.num IS NULL OR d.fetched_at < p.fetched_at)
 """
 _PENDING = f"""
@@ -96,6 +121,16 @@ class PendingPage:
     warc_offset: int
     warc_length: int
     old_num: int | None  # the row of an earlier fetch of the same URL, to replace
+
+
+@dataclass(frozen=True, slots=True)
+class NearKeys:
+    """What a page is looked up by as a near-duplicate: its simhash fingerprint, its MinHash
+    signature (little-endian uint32 values) and that signature's LSH band keys."""
+
+    simhash: int | None = None
+    minhash: bytes | None = None
+    lsh: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +188,7 @@ class DocStore:
 
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
         self._path = path
+        self.upgraded = False  # True when this opening added MinHash to an older docs.db
         if readonly and not path.exists():
             raise StoreError(f"no index at {path.parent}; run 'gossamer index' first")
         try:
@@ -166,8 +202,16 @@ class DocStore:
                 self._conn.execute("PRAGMA journal_mode = WAL")
                 self._conn.execute("PRAGMA synchronous = NORMAL")
                 self._conn.executescript(_SCHEMA)
+                self.upgraded = self._upgrade()
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open document store {path}: {exc}") from exc
+
+    def _upgrade(self) -> bool:
+        columns = {row[1] for row in self._conn.execute("PRAGMA table_info(docs)")}
+        if "minhash" in columns:
+            return False
+        self._conn.execute("ALTER TABLE docs ADD COLUMN minhash BLOB")
+        return True
 
     def close(self) -> None:
         self._conn.close()
@@ -227,8 +271,8 @@ class DocStore:
 
     def forget(self, num: int) -> None:
         """Drop the row of an earlier fetch; its group keeps the number as its name."""
-        self._conn.execute("DELETE FROM docs WHERE num = ?", (num,))
-        self._conn.execute("DELETE FROM bands WHERE num = ?", (num,))
+        for table in ("docs", "bands", "lsh"):
+            self._conn.execute(f"DELETE FROM {table} WHERE num = ?", (num,))
 
     def add(
         self,
@@ -242,61 +286,73 @@ class DocStore:
         lang: str,
         title: str,
         words: int,
-        fingerprint: int | None,
+        keys: NearKeys,
+        group: int | None,
         indexed: bool,
     ) -> DocRow:
-        """Insert a row, choosing its duplicate group; call between ``begin`` and ``commit``."""
-        group = self._group_of(doc_id, fingerprint) if indexed else None
+        """Insert a row in ``group`` (None: a group of its own); call between ``begin`` and
+        ``commit``. Only an indexed page's keys are looked up by later pages."""
+        fingerprint = keys.simhash
         cursor = self._conn.execute(
             "INSERT INTO docs (url_id, url, host, doc_id, fetched_at, kind, lang, title, words,"
-            " simhash, group_id, indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+            " simhash, group_id, indexed, minhash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
             (
-                url_id,
-                url,
-                host,
-                doc_id,
-                fetched_at,
-                kind,
-                lang,
-                title,
-                words,
-                None if fingerprint is None else _signed(fingerprint),
-                int(indexed),
+                url_id, url, host, doc_id, fetched_at, kind, lang, title, words,
+                None if fingerprint is None else _signed(fingerprint), int(indexed), keys.minhash,
             ),
-        )
+        )  # fmt: skip
         num = int(cursor.lastrowid or 0)
-        group = num if group is None else group
+        group = num if group is None or not indexed else group
         self._conn.execute("UPDATE docs SET group_id = ? WHERE num = ?", (group, num))
         if indexed and fingerprint is not None:
             self._conn.executemany(
                 "INSERT INTO bands (band, value, num) VALUES (?, ?, ?)",
                 [(band, value, num) for band, value in enumerate(bands(fingerprint))],
             )
+        if indexed and keys.minhash is not None:
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO lsh (band, key, num) VALUES (?, ?, ?)",
+                [(band, key, num) for band, key in enumerate(keys.lsh)],
+            )
         return DocRow(
             num, url_id, url, host, doc_id, fetched_at, kind, lang, title, words,
             fingerprint, group, indexed,
         )  # fmt: skip
 
-    def _group_of(self, doc_id: str | None, fingerprint: int | None) -> int | None:
-        if doc_id is not None:
-            row = self._conn.execute(
-                "SELECT group_id FROM docs WHERE doc_id = ? AND indexed = 1 LIMIT 1", (doc_id,)
-            ).fetchone()
-            if row is not None:
-                return int(row[0])
-        if fingerprint is None:
+    def exact_group(self, doc_id: str | None) -> int | None:
+        """The group of an indexed page with this content, if any."""
+        if doc_id is None:
             return None
-        best: int | None = None
+        row = self._conn.execute(
+            "SELECT group_id FROM docs WHERE doc_id = ? AND indexed = 1 LIMIT 1", (doc_id,)
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    def simhash_neighbours(self, fingerprint: int, *, unsigned: bool) -> list[tuple[int, int]]:
+        """(group, fingerprint) of the indexed pages sharing a band with ``fingerprint``;
+        ``unsigned``: only those indexed before MinHash signatures were kept."""
+        only = " AND d.minhash IS NULL" if unsigned else ""
+        found: dict[int, tuple[int, int]] = {}
         for band, value in enumerate(bands(fingerprint)):
-            for other, group in self._conn.execute(
-                "SELECT d.simhash, d.group_id FROM bands AS b JOIN docs AS d ON d.num = b.num"
-                " WHERE b.band = ? AND b.value = ?",
+            for num, other, group in self._conn.execute(
+                "SELECT d.num, d.simhash, d.group_id FROM bands AS b JOIN docs AS d"
+                f" ON d.num = b.num WHERE b.band = ? AND b.value = ?{only}",
                 (band, value),
             ):
-                if hamming(_unsigned(int(other)), fingerprint) <= MAX_DISTANCE:
-                    # The oldest group wins, so the answer does not depend on band order.
-                    best = int(group) if best is None else min(best, int(group))
-        return best
+                found[int(num)] = (int(group), _unsigned(int(other)))
+        return list(found.values())
+
+    def minhash_neighbours(self, keys: Sequence[int]) -> list[tuple[int, bytes]]:
+        """(group, signature) of the indexed pages sharing an LSH band key with ``keys``."""
+        found: dict[int, tuple[int, bytes]] = {}
+        for band, key in enumerate(keys):
+            for num, signature, group in self._conn.execute(
+                "SELECT d.num, d.minhash, d.group_id FROM lsh AS l JOIN docs AS d"
+                " ON d.num = l.num WHERE l.band = ? AND l.key = ?",
+                (band, key),
+            ):
+                found[int(num)] = (int(group), bytes(signature))
+        return list(found.values())
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -312,6 +368,14 @@ class DocStore:
             " GROUP BY group_id HAVING count(*) > 1"
         )
         return {int(g): int(n) for g, n in self._conn.execute(sql)}
+
+    def exact_copies(self) -> dict[tuple[int, str], int]:
+        """(group, doc_id) -> pages, for each content that several indexed pages share."""
+        sql = (
+            "SELECT group_id, doc_id, count(*) FROM docs WHERE indexed = 1"
+            " AND doc_id IS NOT NULL GROUP BY group_id, doc_id HAVING count(*) > 1"
+        )
+        return {(int(g), str(d)): int(n) for g, d, n in self._conn.execute(sql)}
 
     def nums_and_urls(self) -> Iterator[tuple[int, str]]:
         cursor = self._conn.execute("SELECT num, url FROM docs WHERE indexed = 1")

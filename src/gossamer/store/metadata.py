@@ -91,6 +91,17 @@ class MetadataDB(CrawlReads):
         """Record ``origin``'s robots.txt answer, so a resume can reuse it while it is valid."""
         self._batch.robots.append((origin, status, body, fetched_at))
 
+    def add_sitemap(self, url: str, owner: str, level: int) -> None:
+        """Record a sitemap found (named by robots.txt, guessed, or listed by an index)."""
+        self._batch.sitemaps.append((url, owner, level, self._clock()))
+
+    def read_sitemap(
+        self, url: str, error: str | None, entries: Sequence[tuple[str, str | None]]
+    ) -> None:
+        """Record what a fetched sitemap gave: its ``(url, lastmod)`` entries, first error."""
+        self._batch.sitemaps_read.append((len(entries), error, url))
+        self._batch.entries.extend((loc, url, lastmod) for loc, lastmod in entries)
+
     def set_meta(self, key: str, value: str) -> None:
         """Save a value (committed at once, or queued behind the batches handed over)."""
         meta = Batch(meta=[(key, value)])

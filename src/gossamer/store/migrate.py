@@ -8,6 +8,8 @@ again.
 * 1 -> 2: the ``host`` columns held the origin (``scheme://host:port``); they now hold the
   host name, the politeness key (see :mod:`gossamer.urls.parts`). robots.txt answers are kept
   in a ``robots`` table, so a resumed crawl does not fetch rules that are still valid.
+* 2 -> 3: sitemaps (``sitemaps``: each one found, where from, what it gave) and the
+  ``<lastmod>`` of the URLs they list (``sitemap_entries``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import sqlite3
 from gossamer.store.connect import transaction
 from gossamer.urls import host_of
 
-__all__ = ["ROBOTS_TABLE", "upgrade"]
+__all__ = ["ROBOTS_TABLE", "SITEMAP_TABLES", "upgrade"]
 
 ROBOTS_TABLE = """
 CREATE TABLE robots (
@@ -25,6 +27,22 @@ CREATE TABLE robots (
     status INTEGER NOT NULL,  -- the final HTTP status of the robots.txt fetch
     body BLOB NOT NULL,       -- the decoded robots.txt (empty unless 2xx)
     fetched_at REAL NOT NULL  -- wall-clock seconds; the rules expire robots_ttl later
+);
+"""
+
+SITEMAP_TABLES = """
+CREATE TABLE sitemaps (
+    url TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,      -- the host whose URLs it may list (of the robots.txt naming it)
+    level INTEGER NOT NULL,   -- 0: named by robots.txt or guessed, n: listed by a level n-1 index
+    found_at REAL NOT NULL,
+    entries INTEGER,          -- URLs or sitemaps it listed, once fetched
+    error TEXT                -- the first problem met reading it, once fetched
+);
+CREATE TABLE sitemap_entries (
+    url TEXT PRIMARY KEY,
+    sitemap TEXT NOT NULL,    -- the first sitemap that listed it
+    lastmod TEXT              -- its <lastmod>, as written there
 );
 """
 
@@ -40,7 +58,13 @@ def _one_to_two(conn: sqlite3.Connection) -> None:
         conn.execute(f"UPDATE {table} SET host = gossamer_host_name(host) WHERE host LIKE '%://%'")
 
 
-_STEPS = {"1": ("2", _one_to_two)}
+def _two_to_three(conn: sqlite3.Connection) -> None:
+    for statement in SITEMAP_TABLES.split(";"):  # (no ";" inside their comments)
+        if statement.strip():
+            conn.execute(statement)
+
+
+_STEPS = {"1": ("2", _one_to_two), "2": ("3", _two_to_three)}
 
 
 def upgrade(conn: sqlite3.Connection, version: str) -> str:

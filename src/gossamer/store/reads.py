@@ -10,7 +10,7 @@ crawl is still writing, a report written on another thread, ``gossamer rank``.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ __all__ = ["BACKLOG", "CrawlReads", "CrawlRecords", "PageFacts", "recorded_files
 
 _FETCH_ROWS = 1000  # rows per fetchmany when streaming query results
 _GRAPH_ROWS = 100_000  # edges per fetchmany when loading the link graph
+_IN_LIST = 500  # URLs per ``IN (...)`` query, well under SQLite's bound-parameter limit
 
 # host, status, error, length, elapsed, fetched_at, url, kind ("page", "robots" or "other")
 PageFacts = tuple[str, int, str | None, int | None, float | None, float | None, str, str]
@@ -66,6 +67,20 @@ class CrawlReads:
             return PageRow(*values)
         return None
 
+    def stored_pages(self, urls: Collection[str]) -> set[str]:
+        """Which of ``urls`` were fetched with a 2xx answer and archived: the URLs whose cached
+        copy shows the page itself. Asked in batches, for all the links of a page at once."""
+        wanted = list(dict.fromkeys(urls))
+        found: set[str] = set()
+        for start in range(0, len(wanted), _IN_LIST):
+            batch = wanted[start : start + _IN_LIST]
+            sql = (
+                f"SELECT url FROM pages WHERE url IN ({', '.join('?' * len(batch))})"
+                " AND warc_file IS NOT NULL AND status BETWEEN 200 AND 299"
+            )
+            found.update(str(url) for (url,) in self._query(sql, tuple(batch)))
+        return found
+
     def crawled_urls(self) -> Iterator[str]:
         for (url,) in self._query("SELECT url FROM pages ORDER BY fetched_at, url"):
             yield url
@@ -82,7 +97,7 @@ class CrawlReads:
         """
         yield from self._query(
             "SELECT host, status, error, length, elapsed, fetched_at, url,"
-            " CASE WHEN purpose = 'robots' THEN 'robots'"
+            " CASE WHEN purpose = 'robots' THEN 'robots' WHEN purpose <> 'page' THEN 'other'"
             " WHEN status BETWEEN 200 AND 299 AND error IS NULL THEN 'page'"
             " ELSE 'other' END FROM pages"
         )
@@ -129,6 +144,20 @@ class CrawlReads:
             "SELECT url FROM urls WHERE discovered_at IS NOT NULL UNION SELECT url FROM pages"
         ):
             yield url
+
+    def unqueued_links(self) -> Iterator[tuple[str, int, str]]:
+        """Link targets of fetched pages that were never queued: ``(url, depth, referrer)``,
+        one hop below the shallowest page linking to them.
+
+        Most were refused by the scope rules; with ``--workers``, some were handed to the
+        worker owning their host, which a crash stopped before it recorded them.
+        """
+        yield from self._query(
+            "SELECT d.url, min(p.depth) + 1, min(p.url) FROM urls AS d"
+            " JOIN links ON links.dst = d.id JOIN urls AS s ON s.id = links.src"
+            " JOIN pages AS p ON p.url = s.url"
+            " WHERE d.discovered_at IS NULL AND p.purpose = 'page' GROUP BY d.url"
+        )
 
     def discovered_count(self) -> int:
         return self._count("SELECT count(*) FROM urls WHERE discovered_at IS NOT NULL")
@@ -186,6 +215,16 @@ class CrawlReads:
     def robots_answers(self) -> Iterator[tuple[str, int, bytes, float]]:
         """Every origin's latest robots.txt answer: (origin, status, body, fetched_at)."""
         yield from self._query("SELECT origin, status, body, fetched_at FROM robots")
+
+    def sitemaps(self) -> Iterator[tuple[str, str, int]]:
+        """Every sitemap found: ``(url, owner host, level)``."""
+        yield from self._query("SELECT url, owner, level FROM sitemaps")
+
+    def lastmod(self, url: str) -> str | None:
+        """The ``<lastmod>`` a sitemap gave for ``url``, if any listed it with one."""
+        for (value,) in self._query("SELECT lastmod FROM sitemap_entries WHERE url = ?", (url,)):
+            return str(value) if value is not None else None
+        return None
 
     def get_meta(self, key: str) -> str | None:
         for (value,) in self._query("SELECT value FROM meta WHERE key = ?", (key,)):

@@ -22,6 +22,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from gossamer.config import FetchConfig
+from gossamer.errors import StoreError
 from gossamer.fetch.decode import DecodeError, decode_body
 from gossamer.fetch.result import Headers
 from gossamer.store.warcscan import read_member
@@ -40,8 +41,11 @@ MAX_DECODED = FetchConfig().max_decoded  # the default cap, for readers of a cra
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class RecordError(ValueError):
-    """The bytes hold no usable response record; ``problem`` says which way."""
+class RecordError(StoreError, ValueError):
+    """The bytes hold no usable response record; ``problem`` says which way.
+
+    Also a ``ValueError``, as it was before it joined the tree; its readers turn it into a
+    damage report (replay) or an :class:`~gossamer.errors.IndexingError` (the indexer)."""
 
     def __init__(self, problem: str, detail: str = "") -> None:
         super().__init__(f"{problem}: {detail}" if detail else problem)

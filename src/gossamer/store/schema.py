@@ -19,11 +19,11 @@ from pathlib import Path
 
 from gossamer import __version__
 from gossamer.errors import StoreError
-from gossamer.store.migrate import ROBOTS_TABLE, upgrade
+from gossamer.store.migrate import ROBOTS_TABLE, SITEMAP_TABLES, upgrade
 
 __all__ = ["SCHEMA_VERSION", "UNFETCHED", "prepare_schema"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = (
     """
@@ -67,6 +67,7 @@ CREATE VIEW link_urls AS
     FROM links JOIN urls AS s ON s.id = links.src JOIN urls AS d ON d.id = links.dst;
 """
     + ROBOTS_TABLE
+    + SITEMAP_TABLES
 )
 
 # A queued URL that has no ``pages`` row yet (a condition on ``urls``).

@@ -264,7 +264,8 @@ def _complete_record(data: bytes) -> dict[str, str] | None:
     if not length.isdigit():
         return None
     block_end = head_end + 4 + int(length)
-    return headers if data[block_end : block_end + 4] == b"\r\n\r\n" else None
+    # Exactly one record: its block, the closing CRLF CRLF, and nothing after it.
+    return headers if data[block_end:] == b"\r\n\r\n" else None
 
 
 def _resync(stream: BinaryIO, start: int, size: int) -> int | None:

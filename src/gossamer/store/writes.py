@@ -46,6 +46,9 @@ SELECT s.id, d.id FROM (VALUES {rows}) AS v
 JOIN urls AS s ON s.url = v.column1 JOIN urls AS d ON d.url = v.column2
 """
 _INSERT_ROBOTS = "INSERT OR REPLACE INTO robots VALUES (?, ?, ?, ?)"
+_INSERT_SITEMAP = "INSERT OR IGNORE INTO sitemaps (url, owner, level, found_at) VALUES (?, ?, ?, ?)"
+_READ_SITEMAP = "UPDATE sitemaps SET entries = ?, error = ? WHERE url = ?"
+_INSERT_ENTRY = "INSERT OR IGNORE INTO sitemap_entries VALUES {rows}"
 _SET_META = (
     "INSERT INTO meta (key, value) VALUES (?, ?)"
     " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
@@ -66,14 +69,26 @@ class Batch:
     links: list[tuple[str, str]] = field(default_factory=list)
     robots: list[tuple[str, int, bytes, float]] = field(default_factory=list)
     meta: list[tuple[str, str]] = field(default_factory=list)
+    sitemaps: list[tuple[str, str, int, float]] = field(default_factory=list)  # found
+    sitemaps_read: list[tuple[int, str | None, str]] = field(default_factory=list)
+    entries: list[tuple[str, str, str | None]] = field(default_factory=list)  # url, map, lastmod
 
     @property
     def size(self) -> int:
         """What the batch size limit is compared with: the longest list of rows."""
-        return max(len(self.pages), len(self.discovered), len(self.links))
+        return max(len(self.pages), len(self.discovered), len(self.links), len(self.entries))
 
     def empty(self) -> bool:
-        return not (self.pages or self.discovered or self.links or self.robots or self.meta)
+        return not (
+            self.pages
+            or self.discovered
+            or self.links
+            or self.robots
+            or self.meta
+            or self.sitemaps
+            or self.sitemaps_read
+            or self.entries
+        )
 
     def extend(self, later: Batch) -> None:
         """Append the rows of a batch that was cut after this one (a retry after a fault)."""
@@ -82,6 +97,9 @@ class Batch:
         self.links.extend(later.links)
         self.robots.extend(later.robots)
         self.meta.extend(later.meta)
+        self.sitemaps.extend(later.sitemaps)
+        self.sitemaps_read.extend(later.sitemaps_read)
+        self.entries.extend(later.entries)
 
 
 def commit(conn: sqlite3.Connection, batch: Batch) -> None:
@@ -93,6 +111,9 @@ def commit(conn: sqlite3.Connection, batch: Batch) -> None:
         _insert(conn, _INSERT_LINK, batch.links)
         conn.executemany(_INSERT_ROBOTS, batch.robots)
         conn.executemany(_SET_META, batch.meta)
+        conn.executemany(_INSERT_SITEMAP, batch.sitemaps)
+        conn.executemany(_READ_SITEMAP, batch.sitemaps_read)
+        _insert(conn, _INSERT_ENTRY, batch.entries)
 
 
 def requeue_unfetched(conn: sqlite3.Connection) -> None:

@@ -20,6 +20,14 @@ with a certificate from :func:`make_certificates`)::
         crawl(site.seeds(), ca_file=certs.ca_file)
         assert site.report().ok()
 
+Hosts whose sitemaps are the only way to some of their pages (``WebSpec(sitemap_hosts=1)``
+announces a gzipped index in robots.txt, ``guessed_sitemap_hosts=1`` serves ``/sitemap.xml``;
+see :mod:`gossamer.testweb.sitemaps`)::
+
+    with ThreadedTestWeb(build_web(WebSpec(seed=7, sitemap_hosts=1))) as site:
+        crawl(site.seeds())
+        assert site.report().ok()  # the expected set includes site.orphans()
+
 Beside it, :mod:`gossamer.testweb.hostile` is a raw-socket server whose every host misbehaves
 on purpose, for the tests of what the crawler survives.
 """

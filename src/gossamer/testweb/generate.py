@@ -10,6 +10,10 @@ https, and every link between its own pages takes one of four forms (root-relati
 over the main port, the second port or https). Its root also links to the robots-5xx host over
 https. Everything it adds draws from the random stream only when the flag is on, so webs without
 it are unchanged.
+
+Sitemap hosts (``WebSpec(sitemap_hosts=..., guessed_sitemap_hosts=...)``,
+:mod:`gossamer.testweb.sitemaps`) are added last, after every other draw, so a web with them is
+the web without them plus orphan pages, sitemap files and a Sitemap line in robots.txt.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass, field
 
 from gossamer.testweb.model import (
     DOMAIN,
+    EXPECTED_KINDS,
     HTML_KINDS,
     VOCABULARY,
     HostInfo,
@@ -31,6 +36,13 @@ from gossamer.testweb.model import (
     WebSpec,
 )
 from gossamer.testweb.origins import Via
+from gossamer.testweb.sitemaps import (
+    INDEX_PATH,
+    ORPHAN_PREFIX,
+    ORPHANS_PER_HOST,
+    choose_sitemap_hosts,
+    sitemap_files,
+)
 
 
 def build_web(spec: WebSpec) -> Web:
@@ -113,8 +125,10 @@ class _Builder:
         self._link_aliases()
         if self.spec.special_hosts:
             self._add_specials()
+        trap_year = self.rng.randrange(1990, 2030)
+        self._add_sitemaps()
         resources = {key: draft.freeze() for key, draft in self.drafts.items()}
-        return Web(self.spec, self.infos, resources, trap_year=self.rng.randrange(1990, 2030))
+        return Web(self.spec, self.infos, resources, trap_year=trap_year)
 
     def _assign_roles(self) -> list[HostInfo]:
         spec, rng = self.spec, self.rng
@@ -303,6 +317,28 @@ class _Builder:
             path = self._path("copy")
             self.drafts[(host, path)] = _Draft(Kind.DUPLICATE, links=links, body_key=key)
             self._link_from_anywhere(Link(host, path))
+
+    def _add_sitemaps(self) -> None:
+        """Orphans (pages no page links to) and the sitemaps that list them with the rest."""
+        spec = self.spec
+        announced, guessed = choose_sitemap_hosts(
+            self.infos, spec.sitemap_hosts, spec.guessed_sitemap_hosts
+        )
+        for host in announced + guessed:
+            for _ in range(ORPHANS_PER_HOST):
+                self._place(host, ORPHAN_PREFIX)
+            listed = sorted(
+                path
+                for (name, path), draft in self.drafts.items()
+                if name == host and draft.kind in EXPECTED_KINDS
+            )
+            for path, res in sitemap_files(host, listed, announced=host in announced).items():
+                self.drafts[(host, path)] = _Draft(res.kind, links=list(res.links))
+        for host in announced:
+            robots = self.drafts[(host, "/robots.txt")]
+            if robots.target is not None:  # the REDIRECT variant: the file it moved to
+                robots = self.drafts[(host, robots.target.path)]
+            robots.links.append(Link(host, INDEX_PATH))
 
     # Small helpers, all drawing from the one random stream.
 

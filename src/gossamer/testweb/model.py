@@ -81,7 +81,9 @@ class Kind(Enum):
     PDF = "pdf"
     LARGE = "large"  # text/html above the crawler's size cap
     PNG = "png"
-    ROBOTS = "robots"
+    ROBOTS = "robots"  # its links are the sitemaps its Sitemap lines name
+    SITEMAP_INDEX = "sitemap-index"  # a <sitemapindex> of its links; gzip as file content if .gz
+    SITEMAP = "sitemap"  # a <urlset> of its links, each with a <lastmod>; likewise gzipped if .gz
 
 
 HTML_KINDS = frozenset(
@@ -89,13 +91,26 @@ HTML_KINDS = frozenset(
 )
 # Kinds a correct crawler must fetch when it reaches them with robots.txt permission.
 EXPECTED_KINDS = HTML_KINDS | {Kind.PDF}
+# Where a crawler looks for a sitemap that robots.txt does not name; asking for it is always
+# legitimate, so it counts as special on every host, sitemap or not.
+GUESSED_SITEMAP = "/sitemap.xml"
+SITEMAP_KINDS = frozenset({Kind.SITEMAP_INDEX, Kind.SITEMAP})
 # Kinds a crawler may legitimately request although they never count as expected.
-SPECIAL_KINDS = frozenset({Kind.REDIRECT, Kind.ERROR, Kind.LARGE, Kind.PNG, Kind.ROBOTS})
+SPECIAL_KINDS = (
+    frozenset({Kind.REDIRECT, Kind.ERROR, Kind.LARGE, Kind.PNG, Kind.ROBOTS}) | SITEMAP_KINDS
+)
 
 
 @dataclass(frozen=True, slots=True)
 class WebSpec:
-    """The knobs of the generator; the same spec always yields the same web."""
+    """The knobs of the generator; the same spec always yields the same web.
+
+    Sitemaps (off by default; see :mod:`gossamer.testweb.sitemaps`): ``sitemap_hosts`` normal
+    hosts announce ``/sitemap_index.xml.gz`` in robots.txt, a gzipped index of two gzipped
+    sitemaps; ``guessed_sitemap_hosts`` more serve a plain ``/sitemap.xml`` that robots.txt does
+    not name. Either way the sitemaps list every page of the host, and the host gets pages no
+    page links to, which only the sitemap reaches: :meth:`Web.orphans` names them.
+    """
 
     seed: int = 1
     hosts: int = 20
@@ -109,6 +124,8 @@ class WebSpec:
     aliases: bool = False
     # A host whose robots.txt answers 5xx even without the other special hosts (benchmarks).
     robots_error_host: bool = False
+    sitemap_hosts: int = 0
+    guessed_sitemap_hosts: int = 0
 
     def validate(self) -> None:
         """Raise ``ValueError`` for a spec no web can satisfy."""
@@ -116,6 +133,8 @@ class WebSpec:
             raise ValueError("hosts, pages_per_host and seed_hosts must be at least 1")
         if self.latency < 0:
             raise ValueError("latency must not be negative")
+        if self.sitemap_hosts < 0 or self.guessed_sitemap_hosts < 0:
+            raise ValueError("sitemap_hosts and guessed_sitemap_hosts must not be negative")
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +192,13 @@ class Web:
         self.hosts: list[str] = sorted(self._info)
         self.resources: Mapping[tuple[str, str], Resource] = MappingProxyType(dict(resources))
         self.trap_year = trap_year
-        self._expected = self._walk()
+        self._listed: dict[str, list[Link]] = {}  # host -> the pages its sitemaps list
+        for (host, _), res in sorted(self.resources.items()):
+            if res.kind is Kind.SITEMAP:
+                self._listed.setdefault(host, []).extend(res.links)
+        self._expected = self._walk(sitemaps=True)
+        # Pages a crawler that ignores sitemaps never finds; none when no host has sitemaps.
+        self._orphans = self._expected - self._walk(sitemaps=False) if self._listed else frozenset()
 
     def info(self, host: str) -> HostInfo | None:
         return self._info.get(host)
@@ -230,6 +255,28 @@ class Web:
             for via, host, target in self._expected
         }
 
+    def orphans(self, where: int | Origins) -> set[str]:
+        """The expected URLs that only a sitemap reaches: no page a crawler can get links them."""
+        origins = Origins.of(where)
+        return {
+            self.link_url(Link(host, path, via=via), origins) for via, host, path in self._orphans
+        }
+
+    def sitemap_roots(self) -> dict[str, str]:
+        """Hosts with sitemaps, each with the path of its top one: a gzipped index that
+        robots.txt names, or a plain ``/sitemap.xml`` that a crawler finds only by guessing."""
+        indexed = {
+            (link.host, link.path)
+            for res in self.resources.values()
+            if res.kind is Kind.SITEMAP_INDEX
+            for link in res.links
+        }
+        return {
+            host: path
+            for (host, path), res in sorted(self.resources.items())
+            if res.kind in SITEMAP_KINDS and (host, path) not in indexed
+        }
+
     def crawl_delay(self, host: str) -> float:
         info = self._info.get(host)
         return info.crawl_delay if info is not None else 0.0
@@ -255,7 +302,7 @@ class Web:
         info = self._info.get(host)
         if info is None:
             return False
-        if info.role is Role.TRAP or self.is_robots(host, target):
+        if info.role is Role.TRAP or self.is_robots(host, target) or target == GUESSED_SITEMAP:
             return True
         found = self.resources.get((host, target))
         return found is not None and found.kind in SPECIAL_KINDS
@@ -275,28 +322,32 @@ class Web:
             return Resource(Kind.PAGE, links=(Link(host, f"{target}a/", relative=True),))
         return None
 
-    def _walk(self) -> frozenset[tuple[Via, str, str]]:
+    def _walk(self, *, sitemaps: bool) -> frozenset[tuple[Via, str, str]]:
         # Breadth-first from the seeds, obeying the ground truth exactly as a correct crawler
         # obeys robots.txt: disallowed URLs are neither fetched nor followed. A node is an
         # origin slot with a host and a path, because a relative link stays on its page's origin.
+        # With ``sitemaps``, the first URL met on a host also queues what its sitemaps list, as
+        # a crawler reads them beside robots.txt, before its first fetch from the host.
         queue = deque((Via.MAIN, host, "/") for host in self.seed_hosts())
         seen = set(queue)
+        read: set[str] = set()  # hosts whose sitemaps are queued
         found: set[tuple[Via, str, str]] = set()
         while queue:
             via, host, target = queue.popleft()
             info = self._info.get(host)
             if info is None or info.role in (Role.TRAP, Role.ROBOTS_ERROR):
                 continue
+            onward: list[Link] = []
+            if sitemaps and host not in read:
+                read.add(host)
+                onward += self._listed.get(host, ())
             res = self.resources.get((host, target))
-            if res is None or res.disallowed:
-                continue
-            if res.kind is Kind.REDIRECT and res.target is not None:
-                onward: Iterable[Link] = (res.target,)
-            elif res.kind in EXPECTED_KINDS:
-                found.add((via, host, target))
-                onward = res.links
-            else:
-                continue
+            if res is not None and not res.disallowed:
+                if res.kind is Kind.REDIRECT and res.target is not None:
+                    onward.append(res.target)
+                elif res.kind in EXPECTED_KINDS:
+                    found.add((via, host, target))
+                    onward += res.links
             for link in onward:
                 key = (via if link.relative else link.via, link.host, link.path)
                 if key not in seen:

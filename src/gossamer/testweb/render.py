@@ -16,9 +16,10 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
-from gossamer.testweb.model import VOCABULARY, Kind, Link, Resource, Role, Web
+from gossamer.testweb.model import SITEMAP_KINDS, VOCABULARY, Kind, Link, Resource, Role, Web
 from gossamer.testweb.origins import Origins
 from gossamer.testweb.pdf import make_pdf
+from gossamer.testweb.sitemaps import render_sitemap
 
 LARGE_BYTES = 12 * 1024 * 1024  # above the crawler's 10 MB cap
 _LATIN1_WORDS = ("café", "naïve", "façade", "crème", "déjà", "señor", "über", "smørrebrød")
@@ -96,8 +97,13 @@ class Renderer:
         if kind is Kind.ERROR:
             note = f"<!DOCTYPE html><title>Error {res.status}</title><p>Status {res.status}.</p>"
             return Rendered(res.status, {"Content-Type": _HTML}, note.encode())
-        if kind is Kind.ROBOTS:
-            return Rendered(200, {"Content-Type": "text/plain; charset=utf-8"}, res.text.encode())
+        if kind is Kind.ROBOTS:  # its links are the sitemaps it announces
+            sitemaps = "".join(f"\nSitemap: {self._href(link)}\n" for link in res.links)
+            body = (res.text + sitemaps).encode()
+            return Rendered(200, {"Content-Type": "text/plain; charset=utf-8"}, body)
+        if kind in SITEMAP_KINDS:
+            ctype, body = render_sitemap(self._web.spec.seed, target, res, self._href)
+            return Rendered(200, {"Content-Type": ctype}, body)
         rng = random.Random(f"{self._web.spec.seed}|{res.body_key or host + target}")
         title = " ".join(rng.choice(VOCABULARY) for _ in range(rng.randint(2, 5))).capitalize()
         if kind is Kind.PDF:

@@ -282,6 +282,10 @@ class ThreadedTestWeb:
     def expected(self) -> set[str]:
         return self.web.expected(self.origins)
 
+    def orphans(self) -> set[str]:
+        """Expected URLs only a sitemap reaches (see ``WebSpec.sitemap_hosts``)."""
+        return self.web.orphans(self.origins)
+
     def report(self) -> AuditReport:
         return self.audit.report(self.expected())
 

@@ -6,23 +6,34 @@ level deeper each time, a fresh session id in every link. The frontier's seen-se
 since every URL is new. :func:`strip_session_ids` makes the session-id kind collapse into one
 URL, so dedup works again; :func:`trap_reason` names what is wrong with a URL that repeats path
 segments, nests too deep or grows too long, and the caller drops it and counts the reason.
-Calendars look like ordinary URLs; only a per-host page budget stops them, and that lives with
-the other scope rules in the pipeline.
 
-Both functions are pure and work on the canonical string (see :mod:`gossamer.urls.canonical`),
-so they cost a few string operations per discovered link.
+Calendars look like ordinary URLs one at a time; as a *family* they give themselves away.
+:func:`family_key` names the family of a URL (its numbers and month names masked), and
+:class:`TrapFamilies` refuses a member that was found on a page of its own family, ever deeper
+below the family's shallowest member (see there for the rule and its false positives). The
+per-host page budget in the frontier stays the last stop for traps no rule catches.
+
+The functions are pure and work on the canonical string (see :mod:`gossamer.urls.canonical`),
+so they cost a few string operations per discovered link; :class:`TrapFamilies` holds the one
+piece of state, in bounded memory.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
+
+from gossamer.urls.parts import host_of, path_query_of
 
 __all__ = [
+    "MAX_FAMILY",
     "MAX_PATH_DEPTH",
     "MAX_REPEATS",
     "MAX_URL_LENGTH",
     "SESSION_PARAMETERS",
+    "TRACKED_FAMILIES",
+    "TrapFamilies",
+    "family_key",
     "strip_session_ids",
     "trap_reason",
 ]
@@ -30,6 +41,8 @@ __all__ = [
 MAX_URL_LENGTH = 2_048
 MAX_PATH_DEPTH = 32  # path segments; real sites rarely pass 10
 MAX_REPEATS = 3  # occurrences of one path segment, or of one query key
+MAX_FAMILY = 100  # link hops a URL family may feed itself below its shallowest member
+TRACKED_FAMILIES = 32_768  # self-feeding families remembered at once (about 4 MB)
 
 # Names that application servers and shops use for session ids, compared in lower case.
 SESSION_PARAMETERS = frozenset(
@@ -111,3 +124,118 @@ def trap_reason(
         if keys and keys.most_common(1)[0][1] > max_repeats:
             return "trap_repeated_parameter"
     return None
+
+
+# What varies between members of one family: runs of digits (2026, 20261123, the 17 of page=17,
+# both halves of 11/23 and all three of 2026-11-23) and month names (a calendar that spells its
+# months). A percent-escape is matched first so that its hex digits are kept: %20 is no number.
+_VARYING = re.compile(
+    r"(%[0-9A-Fa-f]{2})|\d+|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?"
+    r"|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b",
+    re.IGNORECASE,
+)
+# '#' never occurs unescaped in a canonical URL (the fragment is gone), so it cannot be confused
+# with a real character.
+_PLACEHOLDER = "#"
+
+
+def _placeholder(match: re.Match[str]) -> str:
+    return match.group(1) or _PLACEHOLDER
+
+
+def _mask(text: str) -> str:
+    return _VARYING.sub(_placeholder, text)
+
+
+def _mask_query(query: str) -> str:
+    # Keys name what a parameter means and stay; values are what a calendar counts up.
+    pieces = []
+    for piece in query.split("&"):
+        key, equals, value = piece.partition("=")
+        pieces.append(key + equals + _mask(value) if equals else _mask(piece))
+    return "&".join(pieces)
+
+
+def family_key(url: str) -> str | None:
+    """The family of a canonical URL: its host, then its path and query with every number,
+    date part and month name replaced by ``#``; None for a URL with nothing to replace.
+
+    ``http://a.test/cal/2026/11?view=23`` and ``https://a.test:8080/cal/1999/dec?view=1`` are
+    one family (``a.test/cal/#/#?view=#``): scheme and port do not matter, as for politeness.
+    """
+    target = path_query_of(url)
+    path, mark, query = target.partition("?")
+    masked = _mask(path) + (mark + _mask_query(query) if mark else "")
+    if masked == target:
+        return None
+    return host_of(url) + masked
+
+
+class TrapFamilies:
+    """Refuses URLs that a family of URLs feeds to itself, ever deeper: calendars and the like.
+
+    The rule: a URL is refused when it was found on a page of its own family (its referrer has
+    the same :func:`family_key`: "self-fed") and its crawl depth lies ``max_chain`` or more link
+    hops below the shallowest member of that family seen so far. A "next month" calendar is one
+    long self-fed chain, one hop deeper per page, so it is cut after ``max_chain`` pages.
+
+    What it leaves alone, and why: a listing of thousands of ``/post/N`` linked from index pages
+    is not self-fed (the referrer is an index page, another family), and posts that link to the
+    next post are found at about the depth of the index that lists them. Related items
+    (``/product/N`` linking to ten other products) are self-fed but shallow: the family fans out
+    instead of going deeper. A paginated listing whose pages link to nearby page numbers as well
+    as "next" is reached within a few dozen hops; only a listing of more than ``max_chain``
+    pages that offers nothing but "next" is cut, and it is indistinguishable from a calendar.
+
+    Memory: only families that have fed themselves at least once are remembered (a family of
+    one, like a URL with a numeric id in its slug, costs nothing), each as a hash of its key
+    and a depth, in a least-recently-used table of ``capacity`` entries. A chain touches its
+    family on every step, so it stays in the table; a family pushed out starts over, which
+    lets its chain run up to ``max_chain`` further pages (the per-host budget still holds).
+    """
+
+    def __init__(self, max_chain: int = MAX_FAMILY, *, capacity: int = TRACKED_FAMILIES) -> None:
+        if max_chain < 1 or capacity < 1:
+            raise ValueError("max_chain and capacity must be positive")
+        self._max_chain = max_chain
+        self._capacity = capacity
+        self._shallowest: OrderedDict[int, int] = OrderedDict()  # hash(family) -> depth
+        # Links arrive page by page: the referrer's family is worked out once per page.
+        self._referrer: str | None = None
+        self._referrer_family: str | None = None
+
+    def __len__(self) -> int:
+        """Families remembered: never more than ``capacity``."""
+        return len(self._shallowest)
+
+    def verdict(self, url: str, depth: int, referrer: str | None) -> str | None:
+        """``"trap_family"`` if ``url``, found at ``depth`` on ``referrer``, continues a chain
+        of its family too far; None if it may be crawled. Remembers what it is shown."""
+        family = family_key(url)
+        if family is None:
+            return None
+        self_fed = referrer is not None and self._family_of(referrer) == family
+        # A self-fed URL's referrer is a member one hop up: the family reaches that depth.
+        reached = depth - 1 if self_fed else depth
+        key = hash(family)
+        known = self._shallowest.get(key)
+        if known is None:
+            if not self_fed:
+                return None  # a family that has not fed itself is not worth a place yet
+            shallowest = reached
+            self._shallowest[key] = shallowest
+            if len(self._shallowest) > self._capacity:
+                self._shallowest.popitem(last=False)
+        else:
+            shallowest = min(known, reached)
+            self._shallowest[key] = shallowest
+            self._shallowest.move_to_end(key)
+        if self_fed and depth - shallowest >= self._max_chain:
+            return "trap_family"
+        return None
+
+    def _family_of(self, referrer: str) -> str | None:
+        if referrer != self._referrer:
+            self._referrer = referrer
+            self._referrer_family = family_key(referrer)
+        return self._referrer_family

@@ -1,24 +1,26 @@
 """Web UI, server: the aiohttp application behind ``gossamer serve``.
 
-Data flow: browser -> **app** (routes, parameter checks, security headers) -> search
-engine, page info, cached copies -> pages -> browser.
+Data flow: browser -> guard (Host check, error pages, security headers) -> **app** (routes,
+parameter checks) -> search engine, page info, cached copies -> pages -> browser.
 
 Two policies keep crawled content inert. Our own pages carry no script at all, and their
-Content-Security-Policy says so (``default-src 'none'``): if escaping ever failed, the
-browser would still refuse to run what slipped through. Cached copies are served on
-``/cached/raw`` under a stricter policy with the ``sandbox`` directive, which puts the
-document in a unique opaque origin with scripts, forms and popups disabled, even when
-opened directly rather than through the sandboxed iframe of ``/cached``; ``default-src
-'none'`` also stops it loading anything from the network (no tracking pixels, no
-stylesheets from the live site), allowing only inline styles and ``data:`` images.
+Content-Security-Policy says so (``default-src 'none'``, see ``guard``): if escaping ever
+failed, the browser would still refuse to run what slipped through. Cached copies are served
+on ``/cached/raw`` under a stricter policy with the ``sandbox`` directive, which puts the
+document in a unique opaque origin with scripts and forms disabled, even when opened directly
+rather than through the sandboxed iframe of ``/cached``; ``default-src 'none'`` also stops it
+loading anything from the network (no tracking pixels, no stylesheets from the live site),
+allowing only inline styles and ``data:`` images. The sandbox allows two things only, both
+on a click (see ``links``): a link to another cached copy replaces the whole tab, and a link
+to the live web opens a new tab outside the sandbox.
 
+``page`` is ASCII digits from 1 to ``MAX_PAGE``; a page past the last one shows the last one.
 Queries take milliseconds, so handlers call the engine directly on the event loop.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from aiohttp import web
@@ -32,6 +34,8 @@ from gossamer.search.query import MAX_QUERY_CHARS
 from gossamer.search.ranking import RankingWeights
 from gossamer.store import CrawlRecords
 from gossamer.web.cached import load_cached
+from gossamer.web.guard import PAGE_POLICY, guard, is_loopback
+from gossamer.web.links import SANDBOX_ALLOWS, relinked
 from gossamer.web.pages import cached_page, error_page, home_page, info_page, results_page
 from gossamer.web.render import STYLE, local
 
@@ -39,41 +43,17 @@ __all__ = ["CACHED_POLICY", "PAGE_POLICY", "make_app", "serve"]
 
 log = logging.getLogger(__name__)
 
-PAGE_POLICY = (
-    "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-src 'self'; "
-    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
-)
 CACHED_POLICY = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-    "form-action 'none'; base-uri 'none'; frame-ancestors 'self'; sandbox"
+    f"form-action 'none'; base-uri 'none'; frame-ancestors 'self'; sandbox {SANDBOX_ALLOWS}"
 )
 _MAX_URL_CHARS = 8192
+_PAGE_DIGITS = len(str(MAX_PAGE))
 
 ENGINE = web.AppKey("engine", SearchEngine)
 RECORDS = web.AppKey("records", CrawlRecords)
 READER = web.AppKey("reader", WarcReader)
 ENGLISH = web.AppKey("english", bool)
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-@web.middleware
-async def _security_headers(request: web.Request, handler: Handler) -> web.StreamResponse:
-    try:
-        response = await handler(request)
-    except web.HTTPException as exc:
-        if exc.status < 400:
-            raise
-        response = _html(error_page(exc.reason, exc.text or exc.reason), status=exc.status)
-    except SearchError as exc:
-        response = _html(error_page("Bad request", str(exc)), status=400)
-    headers = response.headers
-    headers.setdefault("Content-Security-Policy", PAGE_POLICY)
-    headers.setdefault("X-Frame-Options", "DENY")
-    headers["X-Content-Type-Options"] = "nosniff"
-    headers["Referrer-Policy"] = "no-referrer"
-    headers.setdefault("Cache-Control", "no-store")
-    return response
 
 
 def _html(text: str, status: int = 200) -> web.Response:
@@ -97,15 +77,25 @@ async def _home(request: web.Request) -> web.StreamResponse:
     return _html(home_page(request.app[ENGINE].documents))
 
 
+def _page_number(request: web.Request) -> int:
+    text = request.query.get("page", "1")
+    # str.isdigit alone also accepts "²" and "①", which int() refuses, and any length.
+    if text.isascii() and text.isdigit() and len(text) <= _PAGE_DIGITS:
+        number = int(text)
+        if 1 <= number <= MAX_PAGE:
+            return number
+    raise SearchError(f"page must be a number from 1 to {MAX_PAGE}")
+
+
 async def _search(request: web.Request) -> web.StreamResponse:
     query = _param(request, "q", MAX_QUERY_CHARS)
-    page_text = request.query.get("page", "1")
-    if not page_text.isdigit() or not 1 <= int(page_text) <= MAX_PAGE:
-        raise SearchError(f"page must be a number from 1 to {MAX_PAGE}")
+    page = _page_number(request)
     english = _english(request)
-    result = request.app[ENGINE].search(
-        query, page=int(page_text), language="en" if english else None
-    )
+    language = "en" if english else None
+    engine = request.app[ENGINE]
+    result = engine.search(query, page=page, language=language)
+    if result.page > result.pages:  # past the last page (an old link, a hand-typed URL)
+        result = engine.search(query, page=result.pages, language=language)
     return _html(results_page(result, english))
 
 
@@ -131,6 +121,7 @@ async def _cached_raw(request: web.Request) -> web.StreamResponse:
     copy = load_cached(request.app[RECORDS], request.app[READER], url)
     if copy is None:
         raise web.HTTPNotFound(text="No archived copy of this URL.")
+    copy = relinked(copy, request.app[RECORDS])
     response = web.Response(body=copy.body, headers={"Content-Type": copy.content_type})
     response.headers["Content-Security-Policy"] = CACHED_POLICY
     response.headers["X-Frame-Options"] = "SAMEORIGIN"
@@ -148,11 +139,16 @@ async def _close(app: web.Application) -> None:
 
 
 def make_app(
-    crawl_dir: Path, *, weights: RankingWeights | None = None, english: bool = False
+    crawl_dir: Path,
+    *,
+    weights: RankingWeights | None = None,
+    english: bool = False,
+    bind: str = "127.0.0.1",
 ) -> web.Application:
-    """The web UI for one crawl folder; opens the index now, so a missing one fails early."""
+    """The web UI for one crawl folder, to listen on ``bind``; opens the index now, so a
+    missing one fails early. On a loopback ``bind`` it answers only to loopback host names."""
     engine = SearchEngine(crawl_dir, weights)
-    app = web.Application(middlewares=[_security_headers])
+    app = web.Application(middlewares=[guard(bind)])
     app[ENGINE] = engine
     app[RECORDS] = CrawlRecords(crawl_dir / "crawl.db")
     app[READER] = WarcReader(crawl_dir / "warc")
@@ -176,8 +172,8 @@ def serve(
     english: bool = False,
 ) -> int:
     """Run the web UI until interrupted (``gossamer serve``)."""
-    app = make_app(crawl_dir, weights=weights, english=english)
-    if host not in {"127.0.0.1", "localhost", "::1"}:
+    app = make_app(crawl_dir, weights=weights, english=english, bind=host)
+    if not is_loopback(host):
         log.warning("serving on %s: anyone who can reach it can read the crawl", host)
     try:
         web.run_app(app, host=host, port=port, print=None, handle_signals=True)

@@ -1,7 +1,11 @@
 """Web UI, pages: search results, page info, the cached-copy frame, errors.
 
 Data flow: handlers (``app``) -> **pages** -> HTML. Each function takes values from the
-search side and returns a whole document; every crawled string goes through ``esc``.
+search side and returns a whole document; every crawled string goes through ``esc``. Titles
+and snippets also lose control and format characters first (``printable``, shared with the
+terminal output): a bidi override or isolate in a title would otherwise reorder the text
+around it, and zero-width characters hide what a title really says. A result's title is cut
+at ``TITLE_CHARS``; the page-info view shows it whole.
 """
 
 from __future__ import annotations
@@ -9,13 +13,33 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from gossamer.search.info import PageInfo
+from gossamer.search.output import printable
 from gossamer.search.results import SearchHit, SearchPage
 from gossamer.store.docstore import DocRow
+from gossamer.web.links import SANDBOX_ALLOWS
 from gossamer.web.render import esc, layout, local, outbound
 
-__all__ = ["cached_page", "error_page", "home_page", "info_page", "results_page"]
+__all__ = [
+    "TITLE_CHARS",
+    "cached_page",
+    "error_page",
+    "home_page",
+    "info_page",
+    "results_page",
+    "shown_title",
+]
 
 _PAGE_LINKS = 5  # page numbers shown on each side of the current one
+TITLE_CHARS = 120  # a longer title is cut in lists of pages, with an ellipsis
+
+
+def shown_title(title: str, limit: int | None = TITLE_CHARS) -> str:
+    """A crawled title as shown: without control or format characters, spaces collapsed,
+    cut at ``limit`` characters with an ellipsis (``None``: whole)."""
+    text = " ".join(printable(title).split())
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1].rstrip() + "\u2026"
+    return text
 
 
 def home_page(documents: int) -> str:
@@ -32,19 +56,29 @@ def error_page(title: str, message: str, *, query: str = "") -> str:
 
 def _snippet(hit: SearchHit) -> str:
     return "".join(
-        f"<mark>{esc(piece)}</mark>" if marked else esc(piece)
+        f"<mark>{esc(printable(piece))}</mark>" if marked else esc(printable(piece))
         for piece, marked in hit.snippet.parts()
     )
 
 
+def _duplicate_links(hit: SearchHit, query: str, lang: str | None) -> str:
+    """A link to each list of the hit's duplicates in its page info: exact, then near."""
+    target = local("/info", url=hit.url, q=query, lang=lang)
+    links = []
+    if hit.same_content:
+        noun = "page" if hit.same_content == 1 else "pages"
+        text = f"{hit.same_content} other {noun} with the same content"
+        links.append(f'<a href="{target}#same">{text}</a>')
+    if hit.near_duplicates:
+        noun = "near-duplicate" if hit.near_duplicates == 1 else "near-duplicates"
+        links.append(f'<a href="{target}#near">{hit.near_duplicates} {noun}</a>')
+    return "".join(links)
+
+
 def _result(hit: SearchHit, query: str, english: bool) -> str:
-    title = hit.title or hit.url
+    title = shown_title(hit.title) or hit.url
     lang = "en" if english else None
-    more = ""
-    if hit.duplicates:
-        noun = "page" if hit.duplicates == 1 else "pages"
-        target = local("/info", url=hit.url, q=query, lang=lang)
-        more = f'<a href="{target}#same">{hit.duplicates} other {noun} with the same content</a>'
+    more = _duplicate_links(hit, query, lang)
     kind = ' <span class="note">[PDF]</span>' if hit.kind == "pdf" else ""
     return (
         '<article class="result">'
@@ -111,8 +145,9 @@ def cached_page(url: str, crawled: str, raw_link: str) -> str:
         '<div class="cached-bar">This is Gossamer\'s copy of '
         f"{outbound(url, url)} as it was crawled on <time>{esc(crawled)}</time>. "
         f'Scripts are disabled. <a href="{local("/info", url=url)}">Page info</a></div>'
-        # An empty sandbox attribute: no scripts, no forms, no popups, a unique origin.
-        f'<iframe class="cached" sandbox="" referrerpolicy="no-referrer" src="{raw_link}"'
+        # No scripts, no forms, a unique origin; links may only do what ``links`` makes of them.
+        f'<iframe class="cached" sandbox="{SANDBOX_ALLOWS}" referrerpolicy="no-referrer"'
+        f' src="{raw_link}"'
         f' title="cached copy"></iframe>'
     )
     return layout(f"Cached: {url}", body)
@@ -128,11 +163,12 @@ def _url_list(urls: tuple[str, ...], total: int) -> str:
     return f"<p>{total} in total{shown}</p><ul class='links'>{items}</ul>"
 
 
-def _doc_list(docs: tuple[DocRow, ...]) -> str:
+def _doc_list(docs: tuple[DocRow, ...], label: str) -> str:
     if not docs:
         return "<p>None.</p>"
     items = "".join(
-        f'<li><a href="{local("/info", url=d.url)}">{esc(d.title or d.url)}</a> '
+        f'<li><span class="note">{label}</span> '
+        f'<a href="{local("/info", url=d.url)}">{esc(shown_title(d.title) or d.url)}</a> '
         f'<span class="url">{esc(d.url)}</span></li>'
         for d in docs
     )
@@ -140,7 +176,8 @@ def _doc_list(docs: tuple[DocRow, ...]) -> str:
 
 
 def info_page(info: PageInfo, english: bool) -> str:
-    title = info.doc.title if info.doc is not None and info.doc.title else info.url
+    whole = shown_title(info.doc.title, None) if info.doc is not None else ""
+    title = whole or info.url
     parts = [f"<h1>{esc(title)}</h1>", f'<p class="url">{outbound(info.url, info.url)}</p>']
     parts.append(f'<p class="actions"><a href="{local("/cached", url=info.url)}">cached</a></p>')
     if info.scores is not None:
@@ -186,10 +223,10 @@ def info_page(info: PageInfo, english: bool) -> str:
         ]
     parts.append("<h2>Fetch</h2>")
     parts.append(f"<table class='meta'>{_rows(meta)}</table>" if meta else "<p>Not fetched.</p>")
-    parts.append('<h2 id="same">Pages with the same content</h2>')
-    parts.append(_doc_list(info.same_content))
-    parts.append("<h2>Near-duplicates</h2>")
-    parts.append(_doc_list(info.near_duplicates))
+    parts.append(f'<h2 id="same">Pages with the same content ({len(info.same_content)})</h2>')
+    parts.append(_doc_list(info.same_content, "same content"))
+    parts.append(f'<h2 id="near">Near-duplicates ({len(info.near_duplicates)})</h2>')
+    parts.append(_doc_list(info.near_duplicates, "near-duplicate"))
     parts.append("<h2>Links in</h2>" + _url_list(info.links_in, info.links_in_count))
     parts.append("<h2>Links out</h2>" + _url_list(info.links_out, info.links_out_count))
     return layout(f"Info: {title}", "".join(parts), query=info.query, english=english)

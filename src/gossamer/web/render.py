@@ -3,7 +3,8 @@
 Data flow: web handlers -> pages -> **render** -> HTML. Everything a crawled page supplied
 (titles, URLs, snippets, headers) passes through :func:`esc` on its way into markup; a URL
 becomes a link only through :func:`outbound` (http and https only) or :func:`local` (our own
-routes, with the query string built by ``urlencode``). There are no templates and no
+routes, with the query string built by ``urlencode``; :func:`route` is the same link before
+escaping, for markup that a parser serialises). There are no templates and no
 scripts: our pages are plain HTML, which lets the policy forbid scripts altogether.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import html
 from urllib.parse import urlencode
 
-__all__ = ["STYLE", "esc", "layout", "local", "outbound"]
+__all__ = ["STYLE", "esc", "layout", "local", "outbound", "route"]
 
 
 def esc(text: object) -> str:
@@ -20,10 +21,15 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
+def route(path: str, **params: object) -> str:
+    """A link to one of our routes, not yet escaped; empty parameters are left out."""
+    query = urlencode({k: v for k, v in params.items() if v not in (None, "", False)})
+    return f"{path}?{query}" if query else path
+
+
 def local(path: str, **params: object) -> str:
     """A link to one of our routes, escaped for an attribute."""
-    query = urlencode({k: v for k, v in params.items() if v not in (None, "", False)})
-    return esc(f"{path}?{query}" if query else path)
+    return esc(route(path, **params))
 
 
 def outbound(url: str, text: str, css: str = "") -> str:

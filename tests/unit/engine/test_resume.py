@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
 import json
 import logging
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from gossamer.config import CrawlConfig, PolitenessConfig
+from gossamer.config import CrawlConfig, FetchConfig, PolitenessConfig
 from gossamer.engine.backlog import build_frontier
 from gossamer.engine.partition import Part, host_owner
 from gossamer.engine.resume import (
@@ -81,6 +84,15 @@ class Folder:
             self.db.add_page(page_row(fetched, location, depth=0, referrer=None, host=host))
         self.db.flush()
 
+    def archive(self, fetched: FetchResult, purpose: str = "page") -> None:
+        """Archive one exchange and crash before its CDXJ line and its row were written."""
+        fields = {"gossamer-purpose": purpose, "gossamer-host": host_of(fetched.url)}
+        self.last = self.warc.write(fetched, fields | {"gossamer-depth": "0"})
+
+    def backlog(self, host: str) -> list[tuple[str, int, str | None]]:
+        """``host``'s disk backlog in order: (url, depth, referrer)."""
+        return [row[1:] for row in self.db.backlog(host, 0, 100)]
+
     def queue(self, url: str) -> None:
         """A URL found and queued, never fetched."""
         self.db.add_discovered([(url, host_of(url), 1, None)])
@@ -101,7 +113,7 @@ class Folder:
 
 
 @pytest.fixture
-def folder(tmp_path: Path) -> Folder:
+def folder(tmp_path: Path) -> Iterator[Folder]:
     made = Folder(tmp_path)
     yield made
     made.db.close()
@@ -385,3 +397,236 @@ def test_without_a_database_the_rows_are_read_from_crawl_db(folder: Folder) -> N
     cuts = repair_tails(folder.out)
     assert [cut.path for cut in cuts] == [torn]
     assert index.read_bytes().endswith(b"\n")
+
+
+def html(
+    url: str, markup: bytes, *, coded: bytes | None = None, coding: str | None = None
+) -> FetchResult:
+    """A 200 text/html response; ``coded`` is its body as sent with Content-Encoding ``coding``."""
+    headers = (("Content-Type", "text/html"),) + ((("Content-Encoding", coding),) if coding else ())
+    return FetchResult(
+        url=url,
+        status=200,
+        response_headers=headers,
+        body=markup if coded is None else coded,
+        content=markup,
+        content_type="text/html",
+        started_at=NOW,
+    )
+
+
+def test_a_lock_file_that_cannot_be_created_is_reported_with_its_path(tmp_path: Path) -> None:
+    not_a_folder = tmp_path / "crawl"
+    not_a_folder.write_text("")
+    lock = not_a_folder / ".gossamer.lock"
+    with pytest.raises(StoreError) as raised:
+        CrawlLock(not_a_folder).__enter__()
+    assert str(raised.value) == f"cannot create lock file {lock}: File exists"
+
+
+def test_a_database_with_a_single_row_holds_a_crawl(tmp_path: Path) -> None:
+    with MetadataDB(tmp_path / "crawl.db") as db:
+        db.add_page(fact("http://a.test/robots.txt", 404, purpose="robots"))  # no urls row
+        db.flush()
+        assert (db.discovered_count(), db.page_count()) == (0, 1)
+        assert holds_crawl(tmp_path, db)
+
+
+def test_counters_add_up_over_rows_of_the_same_kind(tmp_path: Path) -> None:
+    with MetadataDB(tmp_path / "crawl.db", clock=lambda: NOW) as db:
+        for row in (
+            fact("http://a.test/robots.txt", 200, purpose="robots"),
+            fact("http://b.test/robots.txt", 404, purpose="robots"),
+            fact("http://a.test/old", 301),
+            fact("http://a.test/older", 302),
+            fact("http://a.test/1", 200, at=NOW + 10),
+            fact("http://a.test/2", 200, at=NOW + 3599),
+            fact("http://a.test/3", 200, at=NOW + 3600),
+        ):
+            db.add_page(row)
+        db.flush()
+        stats = rebuild_stats(db, None, 1)
+    assert (stats.robots_requests, stats.redirects, stats.pages) == (2, 2, 3)
+    assert stats.hourly == {0: 2, 1: 1}
+
+
+def test_the_open_database_says_which_warc_files_are_ours_even_before_a_commit(
+    folder: Folder,
+) -> None:
+    fetched = page("http://a.test/1")
+    fields = {"gossamer-purpose": "page", "gossamer-host": "a.test", "gossamer-depth": "0"}
+    folder.last = folder.warc.write(fetched, fields)
+    # The row is buffered in this connection only: crawl.db on disk does not have it yet.
+    folder.db.add_page(page_row(fetched, folder.last, depth=0, referrer=None, host="a.test"))
+    folder.warc.close()
+    folder.cdxj.close(sort=False)
+    torn = folder.tear()
+    damaged = bytearray(torn.read_bytes())
+    damaged[20:28] = b"JUNKJUNK"  # its warcinfo no longer says it is ours: only the row does
+    torn.write_bytes(bytes(damaged))
+    leveled = level(folder.config, folder.db)
+    assert [cut.path for cut in leveled.cuts] == [torn]
+
+
+def test_level_writes_replayed_lines_into_the_crawls_own_index(folder: Folder) -> None:
+    folder.archive(page("http://a.test/lost"))  # its CDXJ line and its row were lost
+    folder.stop()
+    index = folder.out / "index.cdxj"
+    assert index.read_text() == ""
+    level(folder.config, folder.db)
+    [line] = index.read_text().splitlines()
+    assert '"url": "http://a.test/lost"' in line
+    assert sorted(path.name for path in folder.out.glob("*.cdxj")) == ["index.cdxj"]
+
+
+@pytest.mark.parametrize("reindex", [True, False])
+def test_level_indexes_every_record_only_when_asked_to_reindex(
+    folder: Folder, reindex: bool
+) -> None:
+    folder.fetch("http://a.test/1")  # row and index line both there: nothing to replay
+    folder.stop()
+    rebuilt = folder.out / "rebuilt.cdxj"
+    leveled = level(folder.config, folder.db, index=rebuilt, reindex=reindex)
+    assert leveled.outcome.replayed == 0
+    lines = rebuilt.read_text().splitlines()
+    assert len(lines) == (1 if reindex else 0)
+    assert all('"url": "http://a.test/1"' in line for line in lines)
+
+
+def test_level_queues_the_seeds_first_with_depth_0(folder: Folder) -> None:
+    folder.stop()
+    seeds = [("https://s.test/", "http://s.test/"), ("http://t.test/a",)]
+    leveled = level(folder.config, folder.db, seeds=seeds)
+    assert leveled.backlog == {"s.test": 1, "t.test": 1}
+    assert folder.backlog("s.test") == [("https://s.test/", 0, None)]
+    assert folder.backlog("t.test") == [("http://t.test/a", 0, None)]
+
+
+@pytest.mark.parametrize("max_redirects", [0, 1])
+def test_a_replayed_redirect_follows_the_crawls_max_redirects(
+    folder: Folder, max_redirects: int
+) -> None:
+    folder.config = dataclasses.replace(
+        folder.config, fetch=FetchConfig(max_redirects=max_redirects)
+    )
+    moved = FetchResult(
+        url="http://a.test/old",
+        status=301,
+        response_headers=(("Location", "/new"),),
+        started_at=NOW,
+    )
+    folder.archive(moved)
+    folder.stop()
+    level(folder.config, folder.db)
+    # One hop is allowed by max_redirects 1 and is one too many for max_redirects 0.
+    queued = [("http://a.test/new", 0, "http://a.test/old")] if max_redirects else []
+    assert folder.backlog("a.test") == queued
+
+
+@pytest.mark.parametrize("respect", [True, False])
+def test_a_replayed_page_follows_the_crawls_nofollow_setting(folder: Folder, respect: bool) -> None:
+    politeness = dataclasses.replace(folder.config.politeness, respect_nofollow=respect)
+    folder.config = dataclasses.replace(folder.config, politeness=politeness)
+    markup = b"<html><a href='/ok'>o</a> <a href='/nf' rel='nofollow'>n</a></html>"
+    folder.archive(html("http://a.test/", markup))
+    folder.stop()
+    level(folder.config, folder.db)
+    urls = [url for url, _, _ in folder.backlog("a.test")]
+    assert urls == (["http://a.test/ok"] if respect else ["http://a.test/ok", "http://a.test/nf"])
+
+
+@pytest.mark.parametrize("room", [-1, 0])
+def test_a_replayed_body_is_decoded_within_the_crawls_max_decoded(
+    folder: Folder, room: int
+) -> None:
+    markup = b"<html><a href='/next'>n</a></html>"
+    folder.config = dataclasses.replace(
+        folder.config, fetch=FetchConfig(max_decoded=len(markup) + room)
+    )
+    folder.archive(html("http://a.test/", markup, coded=gzip.compress(markup), coding="gzip"))
+    folder.stop()
+    level(folder.config, folder.db)
+    row = folder.db.page("http://a.test/")
+    assert row is not None
+    if room < 0:  # one byte too many: refused as the live crawl refused it
+        assert (row.error, folder.backlog("a.test")) == ("decompression_bomb", [])
+    else:
+        assert (row.error, folder.backlog("a.test")) == (None, [("http://a.test/next", 1, row.url)])
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_replayed_robots_txt_names_its_sitemaps_only_when_sitemaps_are_on(
+    folder: Folder, enabled: bool
+) -> None:
+    scope = dataclasses.replace(folder.config.scope, sitemaps=enabled)
+    folder.config = dataclasses.replace(folder.config, scope=scope)
+    body = ROBOTS + b"Sitemap: http://a.test/map.xml\n"
+    robots = FetchResult(
+        url="http://a.test/robots.txt",
+        status=200,
+        response_headers=(("Content-Type", "text/plain"),),
+        body=body,
+        content=body,
+        content_type="text/plain",
+        started_at=NOW,
+    )
+    folder.archive(robots, purpose="robots")
+    folder.stop()
+    level(folder.config, folder.db)
+    assert [origin for origin, *_ in folder.db.robots_answers()] == ["http://a.test"]
+    sitemap = "http://a.test/map.xml"
+    assert list(folder.db.sitemaps()) == ([(sitemap, "a.test", 0)] if enabled else [])
+    urls = [url for url, _, _ in folder.backlog("a.test")]
+    assert urls == ([sitemap] if enabled else [])
+
+
+def test_a_resumed_frontier_reads_its_backlog_and_skips_what_robots_txt_forbids(
+    folder: Folder,
+) -> None:
+    folder.queue("http://a.test/private/x")
+    folder.queue("http://a.test/later")
+    folder.db.add_robots("http://a.test", 200, ROBOTS, time.time() - 60)
+    folder.stop()
+    stats, frontier = resume_crawl(folder.config, folder.db)
+    assert (frontier.pending, stats.skipped_robots) == (2, 0)
+    job = frontier.pop_ready()  # loads both from crawl.db; the first is disallowed
+    assert job is not None
+    assert (job.url, job.depth, job.robots) == ("http://a.test/later", 1, False)
+    assert (frontier.pending, stats.skipped_robots) == (0, 1)
+
+
+def test_resume_says_where_it_resumes_and_how_much_it_found(
+    folder: Folder, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder.fetch("http://a.test/1")
+    folder.fetch("http://a.test/2", row=False)
+    folder.queue("http://a.test/later")
+    folder.stop()
+    with caplog.at_level(logging.WARNING, logger="gossamer.engine.resume"):
+        resume_crawl(folder.config, folder.db)
+    ours = [r.getMessage() for r in caplog.records if r.name == "gossamer.engine.resume"]
+    assert ours == [
+        f"resuming crawl in {folder.out}: 2 pages so far, 2 URLs queued, 1 records replayed"
+    ]
+
+
+@pytest.mark.parametrize("respect", [False, True])
+def test_a_link_handed_to_another_worker_and_lost_in_a_crash_is_queued_again(
+    folder: Folder, respect: bool
+) -> None:
+    # Worker A fetched a page and recorded its links; the link to b.test went to worker B,
+    # which was killed before it recorded the URL. Links the scope refused stay refused.
+    folder.fetch("http://a.test/")
+    folder.db.add_links("http://a.test/", ["http://b.test/lost", "http://a.test/" + "x/" * 40])
+    folder.db.flush()
+    folder.stop()
+    config = dataclasses.replace(
+        folder.config,
+        politeness=dataclasses.replace(folder.config.politeness, respect_nofollow=respect),
+    )
+    leveled = level(config, folder.db)
+    if respect:  # the links table cannot tell a nofollow link from another: left alone
+        assert "b.test" not in leveled.backlog
+        return
+    assert leveled.backlog == {"b.test": 1}
+    assert folder.backlog("b.test") == [("http://b.test/lost", 1, "http://a.test/")]

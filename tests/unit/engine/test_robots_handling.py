@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gossamer.config import CrawlConfig, PolitenessConfig
+from gossamer.config import CrawlConfig, PolitenessConfig, ScopeConfig
 from gossamer.engine.backlog import build_frontier
 from gossamer.engine.pipeline import Pipeline
 from gossamer.fetch import FetchResult
@@ -20,8 +20,12 @@ from gossamer.store import CdxjWriter, MetadataDB, WarcStore
 
 class Rig:
     def __init__(self, tmp: Path) -> None:
+        # Sitemaps off: these tests count the jobs robots.txt answers leave queued.
         self.config = CrawlConfig(
-            seeds=tmp / "s", out=tmp, politeness=PolitenessConfig(delay=0.0, max_retries=2)
+            seeds=tmp / "s",
+            out=tmp,
+            politeness=PolitenessConfig(delay=0.0, max_retries=2),
+            scope=ScopeConfig(sitemaps=False),
         )
         self.stats = CrawlStats()
         self.db = MetadataDB(tmp / "crawl.db")

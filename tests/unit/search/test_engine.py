@@ -49,8 +49,14 @@ def test_duplicates_fold_into_one_result(engine: SearchEngine) -> None:
     result = engine.search("checkpoint guide")
     guides = [h for h in result.hits if h.title == "Checkpoint guide"]
     assert len(guides) == 1
-    assert guides[0].duplicates == 1
+    [guide] = guides
+    assert (guide.duplicates, guide.same_content, guide.near_duplicates) == (1, 1, 0)
+    [copy] = guide.copies
+    assert copy.exact and copy.url != guide.url
+    assert {copy.url, guide.url} == {"http://b.test/checkpoint", "http://c.test/checkpoint-copy"}
     assert result.matches == result.results + 1
+    alone = next(h for h in engine.search("write ahead logging").hits if h.title)
+    assert (alone.duplicates, alone.copies) == (0, ())
 
 
 def test_any_term_fallback_and_no_match(engine: SearchEngine) -> None:
@@ -76,6 +82,16 @@ def test_pagination(engine: SearchEngine) -> None:
     assert second.hits[0].position == 2
     with pytest.raises(SearchError, match="page"):
         engine.search("database", page=0)
+
+
+def test_a_page_past_the_last_is_the_last(engine: SearchEngine) -> None:
+    everything = urls(engine, "database", per_page=100)
+    last = engine.search("database", page=1000, per_page=2)
+    pages = -(-len(everything) // 2)
+    assert (last.page, last.pages) == (pages, pages)
+    assert [h.url for h in last.hits] == everything[(pages - 1) * 2 :]
+    nothing = engine.search("zzyzx", page=7)
+    assert (nothing.page, nothing.pages, nothing.hits) == (1, 1, ())
 
 
 def test_scores_for_one_page(engine: SearchEngine) -> None:

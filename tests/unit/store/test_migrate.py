@@ -15,6 +15,8 @@ def _version_one(path: Path) -> None:
     conn = sqlite3.connect(path)
     with conn:
         conn.execute("DROP TABLE robots")
+        conn.execute("DROP TABLE sitemaps")
+        conn.execute("DROP TABLE sitemap_entries")
         conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
         conn.executemany(
             "INSERT INTO urls (url, host, depth, discovered_at, spilled) VALUES (?, ?, 0, 1.0, 1)",
@@ -53,3 +55,21 @@ def test_an_upgraded_database_opens_again_unchanged(tmp_path: Path) -> None:
     MetadataDB(path).close()
     with MetadataDB(path) as db:
         assert db.backlog_counts() == {"a.test": 2, "[::1]": 1}
+
+
+def test_schema_two_gains_the_sitemap_tables(tmp_path: Path) -> None:
+    path = tmp_path / "crawl.db"
+    MetadataDB(path).close()
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("DROP TABLE sitemaps")
+        conn.execute("DROP TABLE sitemap_entries")
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    conn.close()
+    with MetadataDB(path) as db:
+        assert db.get_meta("schema_version") == str(SCHEMA_VERSION)
+        db.add_sitemap("http://a.test/sitemap.xml", "a.test", 0)
+        db.read_sitemap("http://a.test/sitemap.xml", None, [("http://a.test/x", "2026-01-02")])
+        db.flush()
+        assert list(db.sitemaps()) == [("http://a.test/sitemap.xml", "a.test", 0)]
+        assert db.lastmod("http://a.test/x") == "2026-01-02"

@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import itertools
 import os
 import subprocess
 import sys
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 import pytest
+from isal import isal_zlib
 from warcio.archiveiterator import ArchiveIterator
 
 from gossamer.errors import StoreError
 from gossamer.fetch.result import FetchResult
-from gossamer.store.warc import WarcLocation, WarcStore
+from gossamer.store.warc import WarcLocation, WarcStore, payload_digest
+from gossamer.store.warcscan import Member, scan
 
 START = 1_700_000_000.25
 UA = ("User-Agent", "Gossamer/0.1 (+https://example.invalid/bot)")
@@ -108,6 +112,28 @@ def warcio_check(path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def digest_verdicts(path: Path) -> list[bool | None]:
+    """What ``warcio check`` verifies, in process: every record of the file parses, and the
+    digests each one states match its block and payload (True), or it states none (None).
+
+    Raises ``ArchiveLoadFailed`` where the file stops being a WARC.
+    """
+    verdicts: list[bool | None] = []
+    with path.open("rb") as stream:
+        for record in ArchiveIterator(stream, check_digests=True):
+            content = record.content_stream()
+            while content.read(1 << 16):
+                pass
+            verdicts.append(record.digest_checker.passed)
+    return verdicts
+
+
+def checks_clean(path: Path) -> bool:
+    """In-process ``warcio check``: at least one record, and no digest that fails."""
+    verdicts = digest_verdicts(path)
+    return bool(verdicts) and False not in verdicts
+
+
 def test_warcio_check_accepts_every_file(tmp_path: Path) -> None:
     store = fixed_store(tmp_path)
     write_all(store, sample_results())
@@ -189,7 +215,7 @@ def test_rotation_makes_several_valid_files(tmp_path: Path) -> None:
     assert len({path.name for path in files}) == len(files)
     for serial, path in enumerate(files):
         assert path.name == f"gossamer-20231114221320-{serial:05d}.warc.gz"
-        assert warcio_check(path).returncode == 0
+        assert checks_clean(path)
         with path.open("rb") as stream:
             assert next(iter(ArchiveIterator(stream))).rec_type == "warcinfo"
     by_name = {path.name: path.read_bytes() for path in files}
@@ -251,7 +277,7 @@ def test_full_disk_raises_store_error_and_leaves_a_valid_file(small_disk: Path) 
     store.close()
     assert written > 0
     # The torn record was cut off: what is on disk is complete and checks clean.
-    assert warcio_check(store.files[0]).returncode == 0
+    assert checks_clean(store.files[0])
     with store.files[0].open("rb") as stream:
         responses = [r for r in ArchiveIterator(stream) if r.rec_type == "response"]
     assert len(responses) == written
@@ -261,7 +287,7 @@ def test_metadata_record_carries_crawl_fields(tmp_path: Path) -> None:
     store = fixed_store(tmp_path)
     store.write(sample_results()[0], {"via": "http://a.test/", "hopsFromSeed": "3"})
     store.close()
-    assert warcio_check(store.files[0]).returncode == 0
+    assert digest_verdicts(store.files[0]) == [True] * 4
     with store.files[0].open("rb") as stream:
         records = list(ArchiveIterator(stream))
         kinds = [r.rec_type for r in records]
@@ -351,3 +377,218 @@ def test_every_record_is_written_byte_for_byte_as_specified(tmp_path: Path) -> N
             b"GET / HTTP/1.1\r\n\r\n\r\n\r\n",
         ]
     )
+
+
+# -- found by mutation testing (second round) ----------------------------------------------
+
+
+@pytest.fixture
+def far_east_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local time 14 hours ahead of UTC (a POSIX zone string: no tz database needed)."""
+    monkeypatch.setenv("TZ", "KIRI-14")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.usefixtures("far_east_zone")
+def test_dates_and_file_names_are_utc_whatever_the_local_zone(tmp_path: Path) -> None:
+    assert time.localtime(START).tm_mday != time.gmtime(START).tm_mday  # the zone took
+    store = fixed_store(tmp_path)
+    write_all(store, sample_results()[:1])
+    assert store.files[0].name == "gossamer-20231114221320-00000.warc.gz"
+    with store.files[0].open("rb") as stream:
+        dates = [r.rec_headers.get_header("WARC-Date") for r in ArchiveIterator(stream)]
+    assert dates == ["2023-11-14T22:13:20.250000Z"] * 3
+
+
+def members_of(path: Path) -> list[Member]:
+    items = list(scan(path))
+    assert all(isinstance(item, Member) for item in items)
+    return [item for item in items if isinstance(item, Member)]
+
+
+def test_default_store_compresses_at_isal_level_1_into_a_nested_new_folder(
+    tmp_path: Path,
+) -> None:
+    # Big enough that isa-l's levels 1 and 2 give different bytes (small records do not).
+    page = b"".join(b"<p>line %d of the page</p>\n" % line for line in range(5000))
+    big = FetchResult(url="http://a.test/", status=200, body=page)
+    folder = tmp_path / "not" / "yet" / "there"
+    store = WarcStore(folder, clock=lambda: START, make_id=fixed_ids())
+    write_all(store, [big])
+    assert store.files[0].parent == folder
+    whole = store.files[0].read_bytes()
+    members = members_of(store.files[0])
+    assert [member.headers["warc-type"] for member in members] == [
+        "warcinfo",
+        "response",
+        "request",
+    ]
+    for member in members:
+        stored = whole[member.offset : member.offset + member.length]
+        assert stored == isal_zlib.compress(member.data, 1, 31)
+    response = members[1]
+    stored = whole[response.offset : response.offset + response.length]
+    assert stored != isal_zlib.compress(response.data, 2, 31)
+
+
+def test_location_carries_the_payload_digest_of_the_body(tmp_path: Path) -> None:
+    results = sample_results()
+    store = fixed_store(tmp_path)
+    locations = write_all(store, results)
+    assert [location.digest for location in locations] == [
+        payload_digest(result.body) for result in results
+    ]
+    with store.files[0].open("rb") as stream:
+        stated = [
+            r.rec_headers.get_header("WARC-Payload-Digest")
+            for r in ArchiveIterator(stream)
+            if r.rec_type == "response"
+        ]
+    assert stated == [location.digest for location in locations]
+
+
+def test_rotation_happens_only_when_the_limit_would_be_passed(tmp_path: Path) -> None:
+    pair = sample_results()[:2]
+    exact = fixed_store(tmp_path / "probe")
+    write_all(exact, pair)
+    size = exact.files[0].stat().st_size
+    # A file may grow to exactly the limit ...
+    fits = fixed_store(tmp_path / "fits", max_file_bytes=size)
+    write_all(fits, pair)
+    assert [path.stat().st_size for path in fits.files] == [size]
+    # ... but not one byte past it.
+    over = fixed_store(tmp_path / "over", max_file_bytes=size - 1)
+    locations = write_all(over, pair)
+    assert len(over.files) == 2
+    assert [location.filename for location in locations] == [path.name for path in over.files]
+    assert all(path.stat().st_size <= size - 1 for path in over.files)
+
+
+def test_a_pair_larger_than_the_limit_still_goes_into_the_fresh_file(tmp_path: Path) -> None:
+    results = sample_results()
+    store = fixed_store(tmp_path, max_file_bytes=1)
+    locations = write_all(store, results)
+    assert len(store.files) == len(results)
+    for path, location in zip(store.files, locations, strict=True):
+        assert location.filename == path.name
+        with path.open("rb") as stream:
+            kinds = [record.rec_type for record in ArchiveIterator(stream)]
+        assert kinds == ["warcinfo", "response", "request"]
+
+
+def test_prefix_names_of_other_writers_do_not_move_the_numbering(tmp_path: Path) -> None:
+    (tmp_path / "gossamer-notes.warc.gz").write_bytes(b"not ours")
+    (tmp_path / "gossamer-w1-20231114221320-00007.warc.gz").write_bytes(b"another writer")
+    (tmp_path / "gossamer-20231114221320-00002.warc.gz").write_bytes(b"an earlier run")
+    store = fixed_store(tmp_path)
+    store.close()
+    assert store.files[0].name == "gossamer-20231114221320-00003.warc.gz"
+
+
+def test_a_file_name_the_system_refuses_raises_store_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match=r"^cannot create WARC file .*: File name too long$"):
+        WarcStore(tmp_path, prefix="p" * 300)
+
+
+def test_a_failed_close_raises_store_error(tmp_path: Path) -> None:
+    store = fixed_store(tmp_path)
+    out = store._out
+    assert out is not None
+    os.close(out.fileno())  # the descriptor goes away under the store
+    with pytest.raises(StoreError, match=r"^cannot close WARC file: Bad file descriptor$"):
+        store.close()
+
+
+def test_a_failed_write_raises_store_error_and_the_next_write_starts_a_new_file(
+    tmp_path: Path,
+) -> None:
+    results = sample_results()
+    store = fixed_store(tmp_path)
+    store.write(results[0])
+    before = store.files[0].read_bytes()
+    out = store._out
+    assert out is not None
+    # With the descriptor gone, the write, the cut back and the close all fail; the write's
+    # error is the one reported.
+    os.close(out.fileno())
+    with pytest.raises(StoreError, match=r"^cannot write WARC file .*: Bad file descriptor$"):
+        store.write(results[1])
+    location = store.write(results[2])
+    store.close()
+    assert location.filename == store.files[1].name
+    assert store.files[0].read_bytes() == before
+    assert checks_clean(store.files[1])
+
+
+class Trickle:
+    """A file whose write() takes at most ``step`` bytes, and nothing at all once ``room``
+    bytes have gone in: the short writes an unbuffered file may do, down to a full disk."""
+
+    def __init__(self, raw: Any, step: int, room: int | None = None) -> None:
+        self._raw = raw
+        self._step = step
+        self._room = room
+        self.calls = 0
+
+    def write(self, data: bytes | memoryview) -> int:
+        self.calls += 1
+        take = self._step if self._room is None else min(self._step, self._room)
+        count: int = self._raw.write(bytes(data[:take]))
+        if self._room is not None:
+            self._room -= count
+        return count
+
+    def truncate(self, size: int) -> int:
+        done: int = self._raw.truncate(size)
+        return done
+
+    def close(self) -> None:
+        self._raw.close()
+
+
+def test_short_writes_are_continued_until_the_record_is_whole(tmp_path: Path) -> None:
+    reference = fixed_store(tmp_path / "reference")
+    write_all(reference, sample_results())
+    store = fixed_store(tmp_path / "trickle")
+    trickle = Trickle(store._out, step=100)
+    store._out = trickle  # type: ignore[assignment]
+    write_all(store, sample_results())
+    assert trickle.calls > len(sample_results())  # the writes really were short
+    assert store.files[0].read_bytes() == reference.files[0].read_bytes()
+
+
+def test_a_write_that_takes_nothing_is_a_full_disk(tmp_path: Path) -> None:
+    results = sample_results()
+    store = fixed_store(tmp_path)
+    store.write(results[0])
+    before = store.files[0].read_bytes()
+    store._out = Trickle(store._out, step=100, room=250)  # type: ignore[assignment]
+    with pytest.raises(StoreError, match=r"^cannot write WARC file .*: No space left") as caught:
+        store.write(results[1])
+    cause = caught.value.__cause__
+    assert isinstance(cause, OSError)
+    assert (cause.errno, cause.strerror) == (errno.ENOSPC, os.strerror(errno.ENOSPC))
+    # The part that went in was cut off again.
+    assert store.files[0].read_bytes() == before
+
+
+def test_a_response_without_framing_headers_is_archived_without_any(tmp_path: Path) -> None:
+    # Read to the end of the connection (HTTP/1.0 style): no length to state or fix.
+    plain = FetchResult(
+        url="http://a.test/",
+        status=200,
+        response_headers=(("Content-Type", "text/plain"),),
+        body=b"to the end",
+    )
+    store = fixed_store(tmp_path)
+    write_all(store, [plain])
+    with store.files[0].open("rb") as stream:
+        responses = [
+            (r.http_headers.headers, r.content_stream().read())
+            for r in ArchiveIterator(stream)
+            if r.rec_type == "response"
+        ]
+    assert responses == [([("Content-Type", "text/plain")], b"to the end")]

@@ -10,6 +10,7 @@ from gossamer.testweb.generate import build_web
 from gossamer.testweb.model import (
     EXPECTED_KINDS,
     HTML_KINDS,
+    SITEMAP_KINDS,
     Kind,
     RobotsVariant,
     Role,
@@ -137,7 +138,7 @@ def test_disallowed_pages_are_linked_so_careless_crawlers_find_them(default_web:
 
 def test_special_urls_are_few_and_all_present(default_web: Web) -> None:
     kinds = {resource.kind for resource in default_web.resources.values()}
-    assert kinds == set(Kind)
+    assert kinds == set(Kind) - SITEMAP_KINDS  # sitemaps are opt-in: test_sitemaps.py
     special = [r for r in default_web.resources.values() if r.kind not in (Kind.PAGE, Kind.ROBOTS)]
     assert len(special) < 0.05 * len(default_web.expected(PORT))
     large = default_web.find(Kind.LARGE)
