@@ -19,6 +19,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 from gossamer.store.warcscan import Member, crawl_files, order_key, scan
 
+RESPONSES = frozenset({"response", "revisit"})
+
 
 @dataclass(frozen=True, slots=True)
 class Record:
@@ -47,7 +49,8 @@ def last_responses(out: Path) -> dict[str, Record]:
     last: dict[str, Record] = {}
     for path in crawl_files(out / "warc", recorded_files(out)).ours:
         for item in scan(path):
-            if not isinstance(item, Member) or item.headers.get("warc-type") != "response":
+            # A revisit record (an exact duplicate) stands for a response.
+            if not isinstance(item, Member) or item.headers.get("warc-type") not in RESPONSES:
                 continue
             record = next(iter(ArchiveIterator(BytesIO(item.data))))
             url = record.rec_headers.get_header("WARC-Target-URI")

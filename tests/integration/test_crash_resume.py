@@ -78,7 +78,7 @@ def archived(out: Path) -> tuple[Counter[str], set[str]]:
         assert check.returncode == 0, check.stdout
         with path.open("rb") as stream:
             for record in ArchiveIterator(stream):
-                if record.rec_type == "response":
+                if record.rec_type in ("response", "revisit"):
                     url = record.rec_headers.get_header("WARC-Target-URI")
                     counts[url] += 1
                     if record.http_headers.get_statuscode() in ("429", "503"):
@@ -93,7 +93,7 @@ def robots_answers(out: Path) -> set[str]:
         with path.open("rb") as stream:
             for record in ArchiveIterator(stream):
                 url = record.rec_headers.get_header("WARC-Target-URI") or ""
-                if record.rec_type == "response" and url.endswith("/robots.txt"):
+                if record.rec_type in ("response", "revisit") and url.endswith("/robots.txt"):
                     status = int(record.http_headers.get_statuscode())
                     statuses.setdefault(url, set()).add(status)
     return {u for u, seen in statuses.items() if not any(s >= 500 or s == 429 for s in seen)}

@@ -64,7 +64,7 @@ def test_two_workers_crawl_politely_and_completely(tmp_path: Path) -> None:
         assert subprocess.run([WARCIO, "check", str(path)], check=False).returncode == 0
         with path.open("rb") as stream:
             for record in ArchiveIterator(stream):
-                if record.rec_type == "response":
+                if record.rec_type in ("response", "revisit"):
                     stored[record.rec_headers.get_header("WARC-Target-URI")] += 1
     conn = sqlite3.connect(out / "crawl.db")
     rows = {u for (u,) in conn.execute("SELECT url FROM pages WHERE warc_file IS NOT NULL")}
@@ -84,7 +84,7 @@ def test_two_workers_crawl_politely_and_completely(tmp_path: Path) -> None:
     for path in warcs:
         with path.open("rb") as stream:
             for record in ArchiveIterator(stream):
-                if record.rec_type == "response":
+                if record.rec_type in ("response", "revisit"):
                     url = record.rec_headers.get_header("WARC-Target-URI")
                     writers.setdefault(url.split("/")[2], set()).add(path.name.split("-")[1])
     assert all(len(names) == 1 for names in writers.values())
@@ -137,7 +137,7 @@ def test_kill_9_of_the_coordinator_then_resume(tmp_path: Path) -> None:
         assert subprocess.run([WARCIO, "check", str(path)], check=False).returncode == 0
         with path.open("rb") as stream:
             for record in ArchiveIterator(stream):
-                if record.rec_type == "response":
+                if record.rec_type in ("response", "revisit"):
                     url = record.rec_headers.get_header("WARC-Target-URI")
                     stored[url] += 1
                     if record.http_headers.get_statuscode() in ("429", "503"):

@@ -29,6 +29,7 @@ from gossamer.engine.pipeline import Pipeline
 from gossamer.engine.progress import Progress
 from gossamer.engine.reporter import Reporter
 from gossamer.engine.resume import CrawlLock, holds_crawl, restore_part, resume_crawl
+from gossamer.engine.timelimit import time_left, warn_no_time_left
 from gossamer.engine.verdict import why_nothing
 from gossamer.errors import SeedError, StoreError
 from gossamer.fetch.fetcher import Fetcher, FetchLimits
@@ -123,6 +124,8 @@ class Crawler:
             frontier = self._resume(db)
         else:
             frontier = self._frontier(db, self.stats)
+        if resuming and time_left(config.time_limit, self.stats) == 0:
+            return await self._no_time_left(db)
         prefix = "gossamer" if part is None else f"gossamer-w{part.index}"
         warc = WarcStore(out / "warc", prefix=prefix, max_file_bytes=config.warc_max_bytes)
         cdxj = CdxjWriter(out / ("index.cdxj" if part is None else f"index-w{part.index}.cdxj"))
@@ -138,16 +141,15 @@ class Crawler:
         else:
             self._install_signals(loop)
         timer = None
-        if config.time_limit is not None:
-            # The limit covers the whole crawl, earlier runs of a resumed one included.
-            remaining = config.time_limit - self.stats.elapsed_before
+        remaining = time_left(config.time_limit, self.stats)
+        if remaining is not None:
             if remaining <= 0:
                 self.stop("time")  # spent already: not a single request, whatever runs first
             else:
                 timer = loop.call_later(remaining, self.stop, "time")
         progress = Progress(self.stats, frontier, enabled=config.progress and sys.stderr.isatty())
         # A worker leaves the reports to the coordinator, which sees the whole crawl.
-        reporter = Reporter(out, db, self.stats) if part is None else None
+        reporter = Reporter(out, db, self.stats, frontier.visiting) if part is None else None
         db.start_writer(on_fault=lambda exc: _call_soon(loop, self._fail, exc))
         try:
             async with self._fetcher() as fetcher:
@@ -165,6 +167,19 @@ class Crawler:
         if self.stats.pages == 0 and reason == "exhausted":
             raise SeedError(f"bad seed: nothing was crawled: {why_nothing(self.stats)}")
         return CrawlOutcome(self.stats, reason)
+
+    async def _no_time_left(self, db: MetadataDB) -> CrawlOutcome:
+        """A resumed crawl whose time limit its earlier runs used up: stop before the first
+        request and before a new WARC file is opened; the reports are written again."""
+        assert self._config.time_limit is not None
+        warn_no_time_left(self._config.time_limit, self.stats.elapsed_before)
+        self._stop_reason = "time"
+        if self._part is None:
+            # Replay may have appended to the index, which the crawl's writer sorts at its end.
+            CdxjWriter(self._config.out / "index.cdxj").close()
+            with Reporter(self._config.out, db, self.stats) as reporter:
+                await reporter.write(ended=True)
+        return CrawlOutcome(self.stats, "time")
 
     def _fetcher(self) -> Fetcher:
         config = self._config
@@ -300,7 +315,7 @@ class Crawler:
                 self._fail(exc)
         if reporter is not None:
             try:
-                await reporter.write()
+                await reporter.write(ended=True)
             except StoreError as exc:
                 self._fail(exc)
         try:

@@ -163,7 +163,7 @@ def _rebuild(
         rebuilt.elapsed_before = leveled.outcome.span
     _robots_status(db, rebuilt, product_token(config.fetch.user_agent))
     rebuilt.started = time.time()  # the duration is what was carried over, nothing more
-    write_reports(folder, rebuilt, db, now=rebuilt.started)
+    db.put_domains(write_reports(folder, rebuilt, db, now=rebuilt.started))
     save_snapshot(db, rebuilt)
     return leveled, rebuilt.pages
 

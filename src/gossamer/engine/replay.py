@@ -13,7 +13,10 @@ The WARC files are the source of truth, and the rules are:
   a record is applied only when it is newer than the one the row points at, so a 429 that was
   retried into a 200 can never overwrite the 200;
 * a row pointing at a record that is gone (file deleted, damaged, torn tail cut) is removed
-  and its URL queued again, so the resumed crawl fetches it.
+  and its URL queued again, so the resumed crawl fetches it;
+* a revisit record (an exact duplicate) is replayed as the response it stands for, with the
+  payload of its original, so the page's links are admitted as the live crawl admitted them;
+  one whose original cannot be read counts as an unreadable record.
 """
 
 from __future__ import annotations
@@ -32,9 +35,13 @@ from gossamer.store.cdxj import prune_cdxj
 from gossamer.store.records import (
     EPOCH,
     MAX_DECODED,
+    ORIGINAL_GONE,
     ArchivedResponse,
+    FetchMember,
+    MemberFiles,
     RecordError,
     metadata_fields,
+    original_payload,
     parse_response,
     warc_time,
 )
@@ -45,6 +52,7 @@ __all__ = ["DamageReport", "Reconciliation", "reconcile"]
 
 log = logging.getLogger(__name__)
 
+_RESPONSES = frozenset({"response", "revisit"})
 _BUFFERED = 1000  # replayed rows tracked in memory before they are flushed to crawl.db
 
 # When a record was made, for "last record wins": (WARC-Date in microseconds, file order,
@@ -116,10 +124,14 @@ def reconcile(
     ``max_decoded`` caps a decoded body, as the crawl's ``fetch.max_decoded`` did.
     """
     files = crawl_files(folder, db.recorded_files())
-    replayer = _Replayer(db, recorder, cdxj, reindex, max_decoded)
+    originals = MemberFiles(folder)  # where revisit records find their originals
+    replayer = _Replayer(db, recorder, cdxj, reindex, max_decoded, fetch=originals.read)
     replayer.outcome.foreign = [path.name for path in files.foreign]
-    for path in files.ours:
-        replayer.read_file(path)
+    try:
+        for path in files.ours:
+            replayer.read_file(path)
+    finally:
+        originals.close()
     replayer.finish({path.name for path in files.ours})
     if not reindex:
         replayer.prune_indexes(cdxj, folder.parent)
@@ -129,7 +141,14 @@ def reconcile(
 
 class _Replayer:
     def __init__(
-        self, db: MetadataDB, recorder: Recorder, cdxj: CdxjWriter, reindex: bool, cap: int
+        self,
+        db: MetadataDB,
+        recorder: Recorder,
+        cdxj: CdxjWriter,
+        reindex: bool,
+        cap: int,
+        *,
+        fetch: FetchMember,
     ) -> None:
         self.outcome = Reconciliation()
         self._db = db
@@ -141,6 +160,7 @@ class _Replayer:
         self._stale: list[tuple[str, str, int]] = []  # rows pointing at no usable record
         self._gone: dict[str, list[tuple[int, int]]] = {}  # file -> stretches without records
         self._dropped: set[tuple[str, str, int]] = set()
+        self._fetch = fetch
 
     def read_file(self, path: Path) -> None:
         name = path.name
@@ -153,7 +173,7 @@ class _Replayer:
                     self._damaged(name, item.offset, item.end, item.reason, item.records)
                     continue
                 kind = item.headers.get("warc-type")
-                if kind == "response":
+                if kind in _RESPONSES:
                     self._settle(pending, {})
                     pending = self._response(name, item, rows, matched)
                 elif kind == "metadata" and _describes(item, pending):
@@ -226,16 +246,27 @@ class _Replayer:
     def _exchange(
         self, name: str, member: Member, fields: dict[str, str]
     ) -> tuple[Job, FetchResult, WarcLocation] | None:
+        revisit = member.headers.get("warc-type") == "revisit"
         try:
-            record = parse_response(member.data, self._cap)
+            payload = original_payload(member.headers, self._fetch) if revisit else None
+            record = parse_response(member.data, self._cap, payload)
         except RecordError as exc:
+            end = member.offset + member.length
+            if exc.problem == ORIGINAL_GONE:
+                # The revisit is whole; the record it points at is not: not this file's
+                # damage, but the URL has no body any more and is fetched again.
+                log.warning(
+                    "revisit in %s at %d has lost its original: %s", name, member.offset, exc
+                )
+                self._gone.setdefault(name, []).append((member.offset, end))
+                return None
             log.debug("unreadable record in %s at %d: %s", name, member.offset, exc)
-            self._damaged(name, member.offset, member.offset + member.length, "unreadable record")
+            self._damaged(name, member.offset, end, "unreadable record")
             return None
         millis = fields.get("fetchTimeMs", "")
         result = _result(record, int(millis) / 1000 if millis.isdigit() else 0.0)
         digest = member.headers.get("warc-payload-digest", "")
-        location = WarcLocation(name, member.offset, member.length, digest)
+        location = WarcLocation(name, member.offset, member.length, digest, revisit)
         return _job(result, fields), result, location
 
     def _damaged(self, name: str, offset: int, end: int, reason: str, records: int = 1) -> None:

@@ -1,12 +1,14 @@
 """The crawl's reports, rewritten off the event loop: every ``report_interval`` and at the end.
 
-Data flow: ``CrawlStats`` (copied on the loop) + ``crawl.db`` -> ``store.write_reports`` ->
-``DIR/reports``. Rewriting every report reads every row and syncs every file: seconds on a
-large crawl, which the loop must not wait for. So the reports are written on a thread the
-:class:`Reporter` owns, from a copy of the statistics and a read-only connection of its own.
-That thread first waits until the rows cut when the report was asked for are committed (the
-writer thread may still be busy with them), then reads in one transaction, so the lists of
-crawled and not crawled URLs come from one state of the database.
+Data flow: ``CrawlStats`` and the hosts in visit (copied on the loop) + ``crawl.db`` ->
+``store.write_reports`` -> ``DIR/reports``, and the domain registry's rows back to ``crawl.db``
+(its ``domains`` table, through the database's writer, with the statistics snapshot).
+Rewriting every report reads every row and syncs every file: seconds on a large crawl, which
+the loop must not wait for. So the reports are written on a thread the :class:`Reporter` owns,
+from a copy of the statistics and a read-only connection of its own. That thread first waits
+until the rows cut when the report was asked for are committed (the writer thread may still be
+busy with them), then reads in one transaction, so the lists of crawled and not crawled URLs
+come from one state of the database.
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gossamer.engine.resume import save_snapshot
 from gossamer.stats import CrawlStats
 from gossamer.store import CrawlRecords, MetadataDB, write_reports
+from gossamer.store.domains import DomainRow
 
-__all__ = ["Reporter"]
+__all__ = ["Reporter", "report_now"]
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +33,17 @@ log = logging.getLogger(__name__)
 class Reporter:
     """Owns the report thread: ``with Reporter(...)`` joins it on the way out."""
 
-    def __init__(self, out: Path, db: MetadataDB, stats: CrawlStats) -> None:
+    def __init__(
+        self,
+        out: Path,
+        db: MetadataDB,
+        stats: CrawlStats,
+        visiting: Callable[[], Collection[str]] = frozenset,
+    ) -> None:
         self._out = out
         self._db = db
         self._stats = stats
+        self._visiting = visiting  # the hosts in visit now, asked on the loop
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gossamer-reports")
 
     def __enter__(self) -> Reporter:
@@ -47,16 +58,18 @@ class Reporter:
         while not await _set_within(ending, seconds=interval):
             await self.write()
 
-    async def write(self) -> None:
-        """Rewrite every report and save the statistics snapshot in ``crawl.db``."""
+    async def write(self, *, ended: bool = False) -> None:
+        """Rewrite every report, and save the domain registry and the statistics snapshot
+        in ``crawl.db``. ``ended``: the crawl is over, so no host is in visit any more."""
         ticket = self._db.cut()  # on the loop, between exchanges: whole exchanges only
         stats = self._stats.copy()
+        visiting = frozenset() if ended else frozenset(self._visiting())
         try:
             future = asyncio.get_running_loop().run_in_executor(
-                self._thread, self._write, ticket, stats
+                self._thread, self._write, ticket, stats, visiting
             )
             try:
-                await asyncio.shield(future)
+                self._db.put_domains(await asyncio.shield(future))
             except asyncio.CancelledError:
                 # A report cannot be stopped half-way; it ends before anything else goes on.
                 await asyncio.wait([future])
@@ -66,10 +79,17 @@ class Reporter:
         finally:
             save_snapshot(self._db, stats)
 
-    def _write(self, ticket: int, stats: CrawlStats) -> None:
+    def _write(self, ticket: int, stats: CrawlStats, visiting: frozenset[str]) -> list[DomainRow]:
         self._db.wait(ticket)
         with CrawlRecords(self._db.path) as records, records.consistent():
-            write_reports(self._out, stats, records)
+            return write_reports(self._out, stats, records, visiting=visiting)
+
+
+def report_now(out: Path, stats: CrawlStats, db: MetadataDB) -> None:
+    """Write the reports on this thread, and the domain registry in ``crawl.db`` with the
+    same figures (no host in visit: for a coordinator, which sees no frontier, and a crawl
+    that has ended)."""
+    db.put_domains(write_reports(out, stats, db))
 
 
 async def _set_within(event: asyncio.Event, *, seconds: float) -> bool:

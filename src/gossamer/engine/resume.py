@@ -305,8 +305,8 @@ def rebuild_stats(
             entry.bytes += length or 0
         if error:
             stats.record_error(error, host)
-        elif status >= 400:
-            stats.record_error(f"http_{status}", host)
+        elif status >= 400 and not (kind == "sitemap" and status in (404, 410)):
+            stats.record_error(f"http_{status}", host)  # (as the live crawl counts them)
         if 300 <= status < 400:
             stats.redirects += 1
         if kind == "page":

@@ -37,6 +37,7 @@ from typing import Any, cast
 from gossamer.config import CrawlConfig, config_from_json, config_to_json
 from gossamer.engine.crawler import Crawler
 from gossamer.engine.partition import Part
+from gossamer.engine.reporter import report_now
 from gossamer.engine.resume import (
     CrawlLock,
     carried_fields,
@@ -46,10 +47,11 @@ from gossamer.engine.resume import (
     rebuild_stats,
     save_snapshot,
 )
+from gossamer.engine.timelimit import time_used_up
 from gossamer.errors import GossamerError, SeedError, StoreError
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
-from gossamer.store import MetadataDB, write_reports
+from gossamer.store import MetadataDB
 from gossamer.store.cdxj import repair_cdxj, sort_cdxj
 
 log = logging.getLogger(__name__)
@@ -165,6 +167,9 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
         try:
             _prepare(config, db)
             saved = load_snapshot(db)
+            spent = time_used_up(config, db, saved, config.concurrency * count)
+            if spent is not None:
+                return WorkersOutcome(spent, "time")
         finally:
             db.close()
 
@@ -172,7 +177,7 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
             # A crash of the coordinator still leaves reports at most one interval old.
             with contextlib.closing(MetadataDB(out / "crawl.db")) as live:
                 interim = rebuild_stats(live, saved, config.concurrency * count)
-                write_reports(out, interim, live)
+                report_now(out, interim, live)
 
         coordinator = _run_processes(config, seeds, count, report)
         stats = _finish(config, count, saved, coordinator, started)
@@ -256,7 +261,7 @@ def _finish(
         }
         stats = rebuild_stats(db, carried, config.concurrency * count)
         stats.started = time.time()
-        write_reports(out, stats, db)
+        report_now(out, stats, db)
         save_snapshot(db, stats)
     finally:
         db.close()

@@ -102,6 +102,11 @@ class Frontier:
     def active_hosts(self) -> int:
         return sum(1 for h in self._hosts.values() if h.has_work or h.in_flight)
 
+    def visiting(self) -> frozenset[str]:
+        """Hosts "in visit" (seed 001): a job of theirs is in flight, or handed out by
+        :meth:`pop_ready` and not yet :meth:`done`."""
+        return frozenset(key for key, host in self._hosts.items() if host.in_flight)
+
     def host(self, key: str) -> HostState:
         state = self._hosts.get(key)
         if state is None:

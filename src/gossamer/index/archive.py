@@ -12,10 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
 
 from gossamer.index.errors import IndexingError
-from gossamer.store.records import MAX_DECODED, ArchivedResponse, RecordError, read_response
+from gossamer.store.records import (
+    MAX_DECODED,
+    ArchivedResponse,
+    MemberFiles,
+    RecordError,
+    read_response,
+)
 
 __all__ = ["ArchivedResponse", "WarcReader"]
 
@@ -25,35 +30,35 @@ class WarcReader:
 
     Keeps the files it has opened, so reading many records in file order costs one open per
     file; ``close`` (or the ``with`` block) releases them. ``max_decoded`` caps a decoded body
-    (the crawl's ``fetch.max_decoded``).
+    (the crawl's ``fetch.max_decoded``). A revisit record (an exact duplicate) is read as the
+    response it stands for, with its original's payload.
     """
 
     def __init__(self, warc_dir: Path, *, max_decoded: int = MAX_DECODED) -> None:
         self._dir = warc_dir
         self._max_decoded = max_decoded
-        self._files: dict[str, BinaryIO] = {}
+        self._files = MemberFiles(warc_dir)
 
     def read(self, filename: str, offset: int, length: int) -> ArchivedResponse:
         """The response record at ``offset`` of ``filename``; ``IndexingError`` if unusable."""
         if "/" in filename or "\\" in filename or filename.startswith("."):
             # The name comes from crawl.db; never let it walk out of the WARC folder.
             raise IndexingError(f"bad WARC file name in crawl database: {filename!r}")
-        stream = self._open(filename)
+        path = self._dir / filename
         try:
-            stream.seek(offset)
-            member = stream.read(length)
+            member = self._files.read(filename, offset, length)
         except OSError as exc:
-            raise IndexingError(f"cannot read {self._dir / filename}: {exc.strerror}") from exc
+            # Only open() names the file in its error.
+            verb = "cannot open WARC file" if exc.filename else "cannot read"
+            raise IndexingError(f"{verb} {path}: {exc.strerror}") from exc
         try:
-            return read_response(member, self._max_decoded)
+            return read_response(member, self._max_decoded, self._files.read)
         except RecordError as exc:
             detail = f": {exc.detail}" if exc.detail else ""
             raise IndexingError(f"{exc.problem} at {filename}@{offset}{detail}") from exc
 
     def close(self) -> None:
-        files, self._files = self._files, {}
-        for stream in files.values():
-            stream.close()
+        self._files.close()
 
     def __enter__(self) -> WarcReader:
         return self
@@ -65,14 +70,3 @@ class WarcReader:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-    def _open(self, filename: str) -> BinaryIO:
-        stream = self._files.get(filename)
-        if stream is None:
-            path = self._dir / filename
-            try:
-                stream = path.open("rb")
-            except OSError as exc:
-                raise IndexingError(f"cannot open WARC file {path}: {exc.strerror}") from exc
-            self._files[filename] = stream
-        return stream

@@ -39,10 +39,12 @@ _SORT_RUN_LINES = 200_000  # lines sorted in memory before spilling a run to dis
 
 
 def cdxj_line(result: FetchResult, location: WarcLocation) -> str:
-    """The index line for a response record written by ``WarcStore.write``."""
+    """The index line for a response (or revisit) record written by ``WarcStore.write``."""
     fields: dict[str, str] = {"url": result.url}
     content_type = result.header("Content-Type")
-    if content_type is not None:
+    if location.revisit:
+        fields["mime"] = "warc/revisit"  # as cdxj-indexer (and pywb) name a revisit record
+    elif content_type is not None:
         fields["mime"] = _MIME_END.split(content_type, maxsplit=1)[0].strip()
     fields["status"] = str(result.status)
     fields["digest"] = location.digest or payload_digest(result.body)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gossamer.errors import StoreError
 from gossamer.store.connect import connect_writer, faults, quick_check
+from gossamer.store.domains import DomainRow
 from gossamer.store.reads import BACKLOG, CrawlReads
 from gossamer.store.rows import PageRow, page_values
 from gossamer.store.schema import prepare_schema
@@ -104,12 +105,20 @@ class MetadataDB(CrawlReads):
 
     def set_meta(self, key: str, value: str) -> None:
         """Save a value (committed at once, or queued behind the batches handed over)."""
-        meta = Batch(meta=[(key, value)])
+        self._commit_now(Batch(meta=[(key, value)]))
+
+    def put_domains(self, rows: Iterable[DomainRow]) -> None:
+        """Insert or replace these hosts' rows of the ``domains`` table (committed at once,
+        or queued behind the batches handed over), stamped with the time of this call."""
+        now = self._clock()
+        self._commit_now(Batch(domains=[(*row.values(), now) for row in rows]))
+
+    def _commit_now(self, batch: Batch) -> None:
         if self._writer is not None:
-            self._writer.submit(meta)
+            self._writer.submit(batch)
             return
         with faults("write", self.path):
-            commit(self._conn, meta)
+            commit(self._conn, batch)
 
     def end_exchange(self) -> None:
         """Mark the end of everything one fetch added; write the batch if it is full.

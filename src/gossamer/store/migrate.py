@@ -9,7 +9,8 @@ again.
   host name, the politeness key (see :mod:`gossamer.urls.parts`). robots.txt answers are kept
   in a ``robots`` table, so a resumed crawl does not fetch rules that are still valid.
 * 2 -> 3: sitemaps (``sitemaps``: each one found, where from, what it gave) and the
-  ``<lastmod>`` of the URLs they list (``sitemap_entries``).
+  ``<lastmod>`` of the URLs they list (``sitemap_entries``); seed 001's domain registry
+  (``domains``: one row per host, rewritten with the reports).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sqlite3
 from gossamer.store.connect import transaction
 from gossamer.urls import host_of
 
-__all__ = ["ROBOTS_TABLE", "SITEMAP_TABLES", "upgrade"]
+__all__ = ["DOMAINS_TABLE", "ROBOTS_TABLE", "SITEMAP_TABLES", "upgrade"]
 
 ROBOTS_TABLE = """
 CREATE TABLE robots (
@@ -46,6 +47,21 @@ CREATE TABLE sitemap_entries (
 );
 """
 
+DOMAINS_TABLE = """
+CREATE TABLE domains (
+    host TEXT PRIMARY KEY,
+    seeds TEXT NOT NULL,          -- its level-0 URLs (seed forms), separated by spaces
+    pages INTEGER NOT NULL,       -- stored pages (2xx)
+    depths TEXT NOT NULL,         -- stored pages per link depth: 'depth:count' by spaces
+    in_visit INTEGER NOT NULL,    -- 1 while requests to it are in flight or handed out
+    time_spent REAL NOT NULL,     -- seconds of fetch time
+    bytes INTEGER NOT NULL,
+    errors INTEGER NOT NULL,
+    robots_status TEXT NOT NULL,  -- what its robots.txt said, as in reports/domains.tsv
+    updated_at REAL NOT NULL      -- wall-clock seconds of the report that wrote the row
+);
+"""
+
 
 def _name(value: str | None) -> str | None:
     return host_of(value) if value and "://" in value else value
@@ -59,7 +75,7 @@ def _one_to_two(conn: sqlite3.Connection) -> None:
 
 
 def _two_to_three(conn: sqlite3.Connection) -> None:
-    for statement in SITEMAP_TABLES.split(";"):  # (no ";" inside their comments)
+    for statement in (SITEMAP_TABLES + DOMAINS_TABLE).split(";"):  # (no ";" in the comments)
         if statement.strip():
             conn.execute(statement)
 

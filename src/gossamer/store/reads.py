@@ -29,7 +29,8 @@ _FETCH_ROWS = 1000  # rows per fetchmany when streaming query results
 _GRAPH_ROWS = 100_000  # edges per fetchmany when loading the link graph
 _IN_LIST = 500  # URLs per ``IN (...)`` query, well under SQLite's bound-parameter limit
 
-# host, status, error, length, elapsed, fetched_at, url, kind ("page", "robots" or "other")
+# host, status, error, length, elapsed, fetched_at, url, kind ("page", "robots", "sitemap"
+# or "other")
 PageFacts = tuple[str, int, str | None, int | None, float | None, float | None, str, str]
 
 # Spilled, unfetched URLs of a host with ids above a given one, in order.
@@ -93,17 +94,32 @@ class CrawlReads:
         """Per row, what the statistics of each domain are counted from (see ``PageFacts``).
 
         ``kind`` is "page" for a stored page (2xx, no error), "robots" for a robots.txt
-        exchange, else "other".
+        exchange, "sitemap" for a sitemap's, else "other".
         """
         yield from self._query(
             "SELECT host, status, error, length, elapsed, fetched_at, url,"
-            " CASE WHEN purpose = 'robots' THEN 'robots' WHEN purpose <> 'page' THEN 'other'"
+            " CASE WHEN purpose IN ('robots', 'sitemap') THEN purpose"
             " WHEN status BETWEEN 200 AND 299 AND error IS NULL THEN 'page'"
             " ELSE 'other' END FROM pages"
         )
 
     def page_count(self) -> int:
         return self._count("SELECT count(*) FROM pages")
+
+    def level_zero_urls(self) -> Iterator[tuple[str | None, str]]:
+        """``(host, url)`` of every URL queued at depth 0 (seeds, and where they redirected;
+        sitemaps aside), in the order queued: seed 001's level-0 URLs of each domain."""
+        yield from self._query(
+            "SELECT host, url FROM urls WHERE depth = 0 AND discovered_at IS NOT NULL"
+            " AND NOT EXISTS (SELECT 1 FROM sitemaps WHERE sitemaps.url = urls.url) ORDER BY id"
+        )
+
+    def pages_by_depth(self) -> Iterator[tuple[str | None, int | None, int]]:
+        """``(host, depth, stored pages)``: pages counted as ``page_facts`` counts them."""
+        yield from self._query(
+            "SELECT host, depth, count(*) FROM pages WHERE purpose = 'page'"
+            " AND status BETWEEN 200 AND 299 AND error IS NULL GROUP BY host, depth"
+        )
 
     # -- rows against the WARC files (resume, recover) -------------------------------------
 

@@ -7,6 +7,11 @@ here; this is the one place that parses a response record, and the one place tha
 the Content-Encoding of an archived body, with the crawl's own cap on the decoded size
 (``fetch.max_decoded``), so a body decodes the same way at fetch time and every time after.
 
+A ``revisit`` record (an exact duplicate, see ``gossamer.store.revisits``) is read as the
+response it stands for: its own URL, date, status and headers, with the payload of the
+original record, which :func:`original_payload` reads from the location the revisit names and
+checks by record id and payload digest. :class:`MemberFiles` gives that random access.
+
 The metadata record Gossamer writes beside each response (depth, referrer, host, fetch time)
 is read here too (:func:`metadata_fields`).
 """
@@ -14,24 +19,32 @@ is read here too (:func:`metadata_fields`).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from io import BytesIO
+from pathlib import Path
+from typing import Any, BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from gossamer.config import FetchConfig
-from gossamer.errors import StoreError
+from gossamer.errors import GossamerError, StoreError
 from gossamer.fetch.decode import DecodeError, decode_body
 from gossamer.fetch.result import Headers
+from gossamer.store.revisits import LOCATION_FIELD, parse_location
 from gossamer.store.warcscan import read_member
 
 __all__ = [
     "MAX_DECODED",
+    "ORIGINAL_GONE",
     "ArchivedResponse",
+    "FetchMember",
+    "MemberFiles",
     "RecordError",
     "metadata_fields",
+    "original_payload",
     "parse_response",
     "read_response",
     "warc_time",
@@ -39,6 +52,12 @@ __all__ = [
 
 MAX_DECODED = FetchConfig().max_decoded  # the default cap, for readers of a crawl's files
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+ORIGINAL_GONE = "original of revisit record unreadable"
+_GONE = ORIGINAL_GONE
+
+# The bytes of one gzip member by (WARC file name, offset, compressed length); raises OSError
+# or a GossamerError when it cannot.
+FetchMember = Callable[[str, int, int], bytes]
 
 
 class RecordError(StoreError, ValueError):
@@ -67,6 +86,7 @@ class ArchivedResponse:
     body: bytes = b""  # the payload as received, still content-encoded
     truncated: bool = False  # WARC-Truncated: the body was cut at a size cap
     remote_ip: str = ""
+    refers_to: str = ""  # for a revisit record: the URL of the original, whose payload this is
 
     def header(self, name: str) -> str | None:
         lowered = name.lower()
@@ -81,19 +101,49 @@ class ArchivedResponse:
         return warc_time(self.date)
 
 
-def read_response(member: bytes, max_decoded: int = MAX_DECODED) -> ArchivedResponse:
-    """The response record in ``member``, one gzip member read at a known offset."""
-    try:
-        data, headers = read_member(member)
-    except ValueError as exc:
-        raise RecordError("corrupt WARC record", f"damaged, cut or gone: {exc}") from exc
-    if headers.get("warc-type") != "response":
+def read_response(
+    member: bytes, max_decoded: int = MAX_DECODED, fetch: FetchMember | None = None
+) -> ArchivedResponse:
+    """The response record in ``member``, one gzip member read at a known offset; with
+    ``fetch``, a revisit record too, read as the response it stands for."""
+    data, headers = _unpack(member, "corrupt WARC record")
+    kind = headers.get("warc-type")
+    if kind == "revisit" and fetch is not None:
+        return parse_response(data, max_decoded, original_payload(headers, fetch))
+    if kind != "response":
         raise RecordError("no response record")
     return parse_response(data, max_decoded)
 
 
-def parse_response(data: bytes, max_decoded: int = MAX_DECODED) -> ArchivedResponse:
-    """The response record in ``data``: one whole uncompressed WARC record."""
+def original_payload(headers: Mapping[str, str], fetch: FetchMember) -> bytes:
+    """The payload a revisit record (its WARC headers, names lower-cased) stands for."""
+    where = parse_location(headers.get(LOCATION_FIELD.lower(), ""))
+    if where is None:
+        raise RecordError(_GONE, f"no {LOCATION_FIELD} field")
+    filename, offset, _ = where
+    try:
+        member = fetch(*where)
+    except (OSError, GossamerError) as exc:
+        raise RecordError(_GONE, f"{filename}@{offset}: {exc}") from exc
+    data, found = _unpack(member, _GONE)
+    expected = (headers.get("warc-refers-to"), headers.get("warc-payload-digest"))
+    if found.get("warc-type") != "response" or expected != (
+        found.get("warc-record-id"),
+        found.get("warc-payload-digest"),
+    ):
+        raise RecordError(_GONE, f"{filename}@{offset} holds another record")
+    return _load(data)[2]
+
+
+def _unpack(member: bytes, problem: str) -> tuple[bytes, dict[str, str]]:
+    try:
+        return read_member(member)
+    except ValueError as exc:
+        raise RecordError(problem, f"damaged, cut or gone: {exc}") from exc
+
+
+def _load(data: bytes) -> tuple[Any, Any, bytes]:
+    """warcio's record, its HTTP headers and its payload, from one uncompressed record."""
     try:
         record = next(iter(ArchiveIterator(BytesIO(data))), None)
         http = None if record is None else record.http_headers
@@ -102,6 +152,21 @@ def parse_response(data: bytes, max_decoded: int = MAX_DECODED) -> ArchivedRespo
         raise RecordError("corrupt WARC record", str(exc)) from exc
     if record is None or http is None:
         raise RecordError("no response record")
+    return record, http, body
+
+
+def parse_response(
+    data: bytes, max_decoded: int = MAX_DECODED, payload: bytes | None = None
+) -> ArchivedResponse:
+    """The response record in ``data``: one whole uncompressed WARC record; or a revisit
+    record, given the ``payload`` of its original (:func:`original_payload`)."""
+    record, http, body = _load(data)
+    warc = record.rec_headers
+    revisit = record.rec_type == "revisit"
+    if revisit != (payload is not None):
+        raise RecordError("no response record")
+    if payload is not None:
+        body = payload
     code, _, reason = (http.statusline or "0").partition(" ")
     content, error = b"", ""
     try:
@@ -109,7 +174,6 @@ def parse_response(data: bytes, max_decoded: int = MAX_DECODED) -> ArchivedRespo
     except DecodeError as exc:
         # A corrupt coding is a property of that page, not a fault of the reader.
         error = exc.kind
-    warc = record.rec_headers
     return ArchivedResponse(
         url=str(warc.get_header("WARC-Target-URI") or ""),
         date=str(warc.get_header("WARC-Date") or ""),
@@ -121,7 +185,35 @@ def parse_response(data: bytes, max_decoded: int = MAX_DECODED) -> ArchivedRespo
         body=body,
         truncated=bool(warc.get_header("WARC-Truncated")),
         remote_ip=str(warc.get_header("WARC-IP-Address") or ""),
+        refers_to=str(warc.get_header("WARC-Refers-To-Target-URI") or "") if revisit else "",
     )
+
+
+class MemberFiles:
+    """Random access to gzip members of the WARC files in one folder, by (file, offset, length).
+
+    Keeps the files it opened, so many reads cost one open per file; ``close`` releases them.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._files: dict[str, BinaryIO] = {}
+
+    def read(self, filename: str, offset: int, length: int) -> bytes:
+        if "/" in filename or "\\" in filename or filename.startswith("."):
+            # The name comes from crawl.db or a record; never let it leave the WARC folder.
+            raise RecordError("bad WARC file name", repr(filename))
+        stream = self._files.get(filename)
+        if stream is None:
+            stream = (self._folder / filename).open("rb")
+            self._files[filename] = stream
+        stream.seek(offset)
+        return stream.read(length)
+
+    def close(self) -> None:
+        files, self._files = self._files, {}
+        for stream in files.values():
+            stream.close()
 
 
 def metadata_fields(data: bytes) -> dict[str, str]:

@@ -5,19 +5,22 @@ Data flow: the engine's ``CrawlStats`` counters and the metadata database (``cra
 ``engine.crawler``) and at its end.
 
 Every file is written to a temporary name beside it, synced, then renamed over the old
-one, so a crash at any moment leaves either the previous or the new complete version.
+one, so a crash at any moment leaves either the previous or the new complete version. The
+temporary file is created as the WARC files and ``crawl.db`` are, with the mode the process's
+umask leaves of ``rw-rw-rw-`` (``mkstemp`` would make it private to the owner).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
-from collections.abc import Iterable, Iterator
+import secrets
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
 from gossamer.errors import StoreError
 from gossamer.stats import CrawlStats
+from gossamer.store.domains import DomainRow, domain_rows
 from gossamer.store.reads import CrawlReads
 from gossamer.urls import origin_of
 
@@ -27,12 +30,18 @@ REPORTS_FOLDER = "reports"
 
 
 def write_reports(
-    directory: Path, stats: CrawlStats, db: CrawlReads, now: float | None = None
-) -> None:
-    """Write (or rewrite) every report for the crawl whose output folder is ``directory``.
+    directory: Path,
+    stats: CrawlStats,
+    db: CrawlReads,
+    now: float | None = None,
+    visiting: Collection[str] = (),
+) -> list[DomainRow]:
+    """Write (or rewrite) every report for the crawl whose output folder is ``directory``;
+    the domain registry's rows, for the caller to put in ``crawl.db`` too.
 
     ``db`` is the crawl's own ``MetadataDB``, or a ``CrawlRecords`` reader on another thread
-    (where ``stats`` must be a copy the crawl does not change meanwhile).
+    (where ``stats`` must be a copy the crawl does not change meanwhile). ``visiting`` names
+    the hosts with requests in flight or handed out.
     """
     folder = directory / REPORTS_FOLDER
     try:
@@ -45,8 +54,10 @@ def write_reports(
     _replace(folder / "stats.json", [json.dumps(snapshot, indent=2) + "\n"])
     _replace(folder / "stats.txt", _stats_lines(snapshot))
     _replace(folder / "hourly.tsv", _hourly_lines(stats))
-    _replace(folder / "domains.tsv", _domain_lines(stats))
+    domains = domain_rows(stats, db, visiting)
+    _replace(folder / "domains.tsv", _domain_lines(domains))
     _replace(folder / "sitemaps.tsv", _sitemap_lines(stats))
+    return domains
 
 
 def summary_line(pages: int, duration: float, concurrency: int, average: float) -> str:
@@ -128,23 +139,23 @@ def _sitemap_lines(stats: CrawlStats) -> Iterator[str]:
             yield f"{host}\t{sitemap}\n"
 
 
-def _domain_lines(stats: CrawlStats) -> Iterator[str]:
-    yield "host\tpages\tbytes\ttime_spent\terrors\trobots_status\n"
-    ranked = sorted(stats.hosts.items(), key=lambda item: (-item[1].pages, item[0]))
-    for host, entry in ranked:
+def _domain_lines(rows: Iterable[DomainRow]) -> Iterator[str]:
+    # The columns of earlier versions first, then seed 001's: level-0 URLs, pages per
+    # depth, and whether the host is being visited.
+    yield "host\tpages\tbytes\ttime_spent\terrors\trobots_status\tseeds\tdepths\tin_visit\n"
+    for row in rows:
         yield (
-            f"{host}\t{entry.pages}\t{entry.bytes}\t{entry.time_spent:.3f}\t"
-            f"{entry.errors}\t{entry.robots_status}\n"
+            f"{row.host}\t{row.pages}\t{row.bytes}\t{row.time_spent:.3f}\t{row.errors}\t"
+            f"{row.robots_status}\t{row.seeds_text}\t{row.depths_text}\t{int(row.in_visit)}\n"
         )
 
 
 def _replace(path: Path, lines: Iterable[str]) -> None:
     """Write ``lines`` to ``path`` atomically: temp file, fsync, rename."""
     try:
-        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        handle, temp = _create_temp(path)
     except OSError as exc:
         raise StoreError(f"cannot write report {path}: {exc.strerror}") from exc
-    temp = Path(name)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
             out.writelines(lines)
@@ -157,6 +168,17 @@ def _replace(path: Path, lines: Iterable[str]) -> None:
     finally:
         # Still there only if something failed before the rename (a StoreError included).
         temp.unlink(missing_ok=True)
+
+
+def _create_temp(path: Path) -> tuple[int, Path]:
+    """A new file beside ``path``, open for writing, with the mode an ordinary ``open`` gives
+    (``0o666`` less the umask, as the WARC files get); never an existing file."""
+    while True:
+        temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), temp
+        except FileExistsError:
+            continue
 
 
 def _human_bytes(count: int) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gossamer import __version__
 from gossamer.errors import StoreError
-from gossamer.store.migrate import ROBOTS_TABLE, SITEMAP_TABLES, upgrade
+from gossamer.store.migrate import DOMAINS_TABLE, ROBOTS_TABLE, SITEMAP_TABLES, upgrade
 
 __all__ = ["SCHEMA_VERSION", "UNFETCHED", "prepare_schema"]
 
@@ -68,6 +68,7 @@ CREATE VIEW link_urls AS
 """
     + ROBOTS_TABLE
     + SITEMAP_TABLES
+    + DOMAINS_TABLE
 )
 
 # A queued URL that has no ``pages`` row yet (a condition on ``urls``).

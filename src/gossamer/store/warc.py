@@ -9,6 +9,10 @@ One gzip member per record keeps every record seekable by (filename, offset, len
 
 The engine calls ``write`` from the event loop, so a call does no fsync: the pair of
 records is handed to the OS in one ``write()`` and flushed, nothing more.
+
+A 2xx payload this process archived before becomes a ``revisit`` record pointing at the first
+copy instead of a second ``response`` (``gossamer.store.revisits``: which payloads qualify,
+and the bounded index of them).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from warcio.warcwriter import WARCWriter
 
 from gossamer.errors import NothingToArchiveError, StoreError
 from gossamer.fetch.result import FetchResult, Headers
+from gossamer.store.revisits import Original, PayloadIndex, revisit_record
 from gossamer.urls import path_query_of
 
 __all__ = ["WarcLocation", "WarcStore", "payload_digest", "warc_date"]
@@ -51,6 +56,7 @@ class WarcLocation:
     offset: int  # byte offset of the response record's gzip member
     length: int  # compressed length of that member
     digest: str = ""  # the record's WARC-Payload-Digest, when the writer knows it
+    revisit: bool = False  # a revisit record standing for an earlier identical payload
 
 
 def warc_date(epoch_seconds: float) -> str:
@@ -61,7 +67,11 @@ def warc_date(epoch_seconds: float) -> str:
 
 def payload_digest(body: bytes) -> str:
     """The WARC-Payload-Digest of a body as received: ``sha1:`` + base32, as warcio writes it."""
-    return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
+    return _digest_text(hashlib.sha1(body).digest())
+
+
+def _digest_text(sha1: bytes) -> str:
+    return "sha1:" + base64.b32encode(sha1).decode("ascii")
 
 
 def _new_record_id() -> str:
@@ -81,6 +91,7 @@ class WarcStore:
         clock: Callable[[], float] = time.time,
         make_id: Callable[[], str] | None = None,
         software: str = "Gossamer/0.1",
+        originals: PayloadIndex | None = None,
     ) -> None:
         self._directory = directory
         self._prefix = prefix
@@ -89,6 +100,8 @@ class WarcStore:
         self._clock = clock
         self._make_id = make_id or _new_record_id
         self._software = software
+        # Payloads archived by this store, for revisit records; empty again on every resume.
+        self._originals = PayloadIndex() if originals is None else originals
         # warcio writes into this buffer; we take the bytes out and compress them.
         self._buffer = BytesIO()
         self._builder = WARCWriter(self._buffer, gzip=False, warc_version="1.1")
@@ -123,17 +136,28 @@ class WarcStore:
             raise NothingToArchiveError(f"no HTTP response to archive for {result.url}")
         date = warc_date(result.started_at)
         response_id = self._make_id()
-        digest = payload_digest(result.body)
-        response = self._compress(self._response_record(result, date, response_id, digest))
+        sha1 = hashlib.sha1(result.body).digest()
+        digest = _digest_text(sha1)
+        eligible = self._originals.eligible(result)
+        original = self._originals.find(sha1) if eligible else None
+        if original is None:
+            record = self._response_record(result, date, response_id, digest)
+        else:
+            record = self._revisit_record(result, date, response_id, digest, original)
+        response = self._compress(record)
         request = self._compress(self._request_record(result, date, response_id))
         blob = response + request
         if metadata:
             blob += self._compress(self._metadata_record(result.url, date, response_id, metadata))
         if self._out is None or (self._pairs and self._size + len(blob) > self._max_file_bytes):
             self._open_next()
-        location = WarcLocation(self._files[-1].name, self._size, len(response), digest)
+        name = self._files[-1].name
+        location = WarcLocation(name, self._size, len(response), digest, original is not None)
         self._append(blob)
         self._pairs += 1
+        if eligible and original is None:
+            first = Original(response_id, result.url, date, name, location.offset, len(response))
+            self._originals.add(sha1, first)
         return location
 
     def close(self) -> None:
@@ -157,12 +181,7 @@ class WarcStore:
     def _response_record(
         self, result: FetchResult, date: str, record_id: str, digest: str
     ) -> bytes:
-        reason = result.reason or _standard_reason(result.status)
-        http_headers = StatusAndHeaders(
-            f"{result.status} {reason}".rstrip(),
-            _archived_headers(result.response_headers, len(result.body)),
-            protocol=f"HTTP/{result.http_version}",
-        )
+        http_headers = _http_headers(result)
         warc_headers: dict[str, str] = {
             "WARC-Type": "response",
             "WARC-Record-ID": record_id,
@@ -176,6 +195,13 @@ class WarcStore:
         if result.truncated:
             warc_headers["WARC-Truncated"] = "length"
         return self._build(result.url, "response", warc_headers, http_headers, result.body)
+
+    def _revisit_record(
+        self, result: FetchResult, date: str, record_id: str, digest: str, original: Original
+    ) -> bytes:
+        ids = (record_id, date, digest)
+        record = revisit_record(self._builder, result, ids, original, _http_headers(result))
+        return self._serialize(record)
 
     def _request_record(self, result: FetchResult, date: str, response_id: str) -> bytes:
         target = path_query_of(result.url)
@@ -318,6 +344,15 @@ class WarcStore:
                 out.close()
             raise StoreError(f"cannot write WARC file {self._files[-1]}: {exc.strerror}") from exc
         self._size += len(blob)
+
+
+def _http_headers(result: FetchResult) -> StatusAndHeaders:
+    reason = result.reason or _standard_reason(result.status)
+    return StatusAndHeaders(
+        f"{result.status} {reason}".rstrip(),
+        _archived_headers(result.response_headers, len(result.body)),
+        protocol=f"HTTP/{result.http_version}",
+    )
 
 
 def _archived_headers(headers: Headers, body_length: int) -> list[tuple[str, str]]:

@@ -49,6 +49,10 @@ _INSERT_ROBOTS = "INSERT OR REPLACE INTO robots VALUES (?, ?, ?, ?)"
 _INSERT_SITEMAP = "INSERT OR IGNORE INTO sitemaps (url, owner, level, found_at) VALUES (?, ?, ?, ?)"
 _READ_SITEMAP = "UPDATE sitemaps SET entries = ?, error = ? WHERE url = ?"
 _INSERT_ENTRY = "INSERT OR IGNORE INTO sitemap_entries VALUES {rows}"
+_PUT_DOMAIN = (
+    "INSERT OR REPLACE INTO domains (host, seeds, pages, depths, in_visit, time_spent, bytes,"
+    " errors, robots_status, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 _SET_META = (
     "INSERT INTO meta (key, value) VALUES (?, ?)"
     " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
@@ -72,6 +76,7 @@ class Batch:
     sitemaps: list[tuple[str, str, int, float]] = field(default_factory=list)  # found
     sitemaps_read: list[tuple[int, str | None, str]] = field(default_factory=list)
     entries: list[tuple[str, str, str | None]] = field(default_factory=list)  # url, map, lastmod
+    domains: list[tuple[object, ...]] = field(default_factory=list)  # whole ``domains`` rows
 
     @property
     def size(self) -> int:
@@ -88,6 +93,7 @@ class Batch:
             or self.sitemaps
             or self.sitemaps_read
             or self.entries
+            or self.domains
         )
 
     def extend(self, later: Batch) -> None:
@@ -100,6 +106,7 @@ class Batch:
         self.sitemaps.extend(later.sitemaps)
         self.sitemaps_read.extend(later.sitemaps_read)
         self.entries.extend(later.entries)
+        self.domains.extend(later.domains)
 
 
 def commit(conn: sqlite3.Connection, batch: Batch) -> None:
@@ -114,6 +121,7 @@ def commit(conn: sqlite3.Connection, batch: Batch) -> None:
         conn.executemany(_INSERT_SITEMAP, batch.sitemaps)
         conn.executemany(_READ_SITEMAP, batch.sitemaps_read)
         _insert(conn, _INSERT_ENTRY, batch.entries)
+        conn.executemany(_PUT_DOMAIN, batch.domains)
 
 
 def requeue_unfetched(conn: sqlite3.Connection) -> None:

@@ -115,9 +115,9 @@ def test_reports_are_rewritten_on_their_own_thread_during_the_crawl(
     threads: list[str] = []
     real = reporter_module.write_reports
 
-    def recorded(*args: object, **kwargs: object) -> None:
+    def recorded(*args: object, **kwargs: object) -> object:
         threads.append(threading.current_thread().name)
-        real(*args, **kwargs)  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(reporter_module, "write_reports", recorded)
     # A delay per host keeps the crawl going for several report periods.

@@ -10,17 +10,19 @@ from typing import Any
 import pytest
 
 from gossamer.config import CrawlConfig
+from gossamer.engine.recover import recover
 from gossamer.engine.resume import catch_up, holds_crawl, repair_tails
 from gossamer.fetch import FetchResult
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore, page_row
 from gossamer.store.warcscan import Member, scan
 
 START = 1_700_000_000.0
+RESPONSES = frozenset({"response", "revisit"})
 HTML = b"<html><title>t</title><a href='/next'>n</a></html>"
 
 
-def result(url: str, status: int, at: float) -> FetchResult:
-    body = HTML if status == 200 else b"busy"
+def result(url: str, status: int, at: float, page: bytes = HTML) -> FetchResult:
+    body = page if status == 200 else b"busy"
     return FetchResult(
         url=url,
         status=status,
@@ -43,8 +45,10 @@ class Folder:
         self.cdxj = CdxjWriter(root / "index.cdxj")
         self.warc = WarcStore(root / "warc", max_file_bytes=max_file_bytes)
 
-    def fetch(self, url: str, status: int, at: float, *, row: bool = True) -> None:
-        fetched = result(url, status, at)
+    def fetch(
+        self, url: str, status: int, at: float, *, row: bool = True, body: bytes = HTML
+    ) -> None:
+        fetched = result(url, status, at, body)
         fields = {"gossamer-purpose": "page", "gossamer-host": "a.test", "gossamer-depth": "1"}
         location = self.warc.write(fetched, fields)
         self.cdxj.add(fetched, location)
@@ -81,7 +85,7 @@ class Folder:
             item
             for path in sorted((self.out / "warc").glob("*.warc.gz"))
             for item in scan(path)
-            if isinstance(item, Member) and item.headers.get("warc-type") == "response"
+            if isinstance(item, Member) and item.headers.get("warc-type") in RESPONSES
         ]
 
 
@@ -189,3 +193,60 @@ def test_only_foreign_files_do_not_make_a_crawl_to_resume(tmp_path: Path) -> Non
     other.close()
     with MetadataDB(tmp_path / "crawl.db") as db:
         assert not holds_crawl(tmp_path, db)
+
+
+# Long enough to be archived once and then as revisit records.
+MIRRORED = b"<html><title>m</title><a href='/next'>n</a>" + b"<p>same words</p>" * 40 + b"</html>"
+
+
+def test_a_revisit_is_replayed_as_the_page_it_stands_for(folder: Folder) -> None:
+    folder.fetch("http://a.test/one", 200, START, body=MIRRORED)
+    # The kill came before the duplicate's row (and its links) reached crawl.db.
+    folder.fetch("http://a.test/two", 200, START + 1, body=MIRRORED, row=False)
+    kinds = [member.headers["warc-type"] for member in folder.responses()]
+    assert kinds == ["response", "revisit"]
+    assert folder.resume() == 1
+    pages = {
+        url: (status, doc)
+        for url, status, doc in folder.query("SELECT url, status, doc_id FROM pages")
+    }
+    assert pages["http://a.test/two"] == pages["http://a.test/one"]
+    assert pages["http://a.test/two"][1] is not None
+    # The body came from the original, so the duplicate's links were admitted as live.
+    links = folder.query("SELECT from_url, to_url FROM link_urls")
+    assert ("http://a.test/two", "http://a.test/next") in links
+    folder.cdxj.flush()
+    index = (folder.out / "index.cdxj").read_text()
+    assert '"url": "http://a.test/two", "mime": "warc/revisit"' in index
+
+
+def test_recover_rebuilds_the_rows_of_revisits(tmp_path: Path) -> None:
+    folder = Folder(tmp_path)
+    folder.fetch("http://a.test/one", 200, START, body=MIRRORED)
+    folder.fetch("http://a.test/two", 200, START + 1, body=MIRRORED)
+    expected = folder.query("SELECT url, status, doc_id, warc_offset FROM pages ORDER BY url")
+    folder.warc.close()
+    folder.cdxj.close()
+    folder.db.close()
+    (tmp_path / "crawl.db").unlink()
+    recovery = recover(tmp_path)
+    assert recovery.damage == ()
+    with sqlite3.connect(tmp_path / "crawl.db") as conn:
+        rebuilt = conn.execute(
+            "SELECT url, status, doc_id, warc_offset FROM pages ORDER BY url"
+        ).fetchall()
+    assert rebuilt == expected
+    assert '"mime": "warc/revisit"' in (tmp_path / "index.cdxj").read_text()
+
+
+def test_a_revisit_whose_original_is_damaged_is_requeued(folder: Folder) -> None:
+    folder.fetch("http://a.test/one", 200, START, body=MIRRORED)
+    folder.fetch("http://a.test/two", 200, START + 1, body=MIRRORED, row=False)
+    original = folder.responses()[0]
+    path = folder.warc.files[0]
+    data = bytearray(path.read_bytes())
+    data[original.offset + 20] ^= 0xFF
+    path.write_bytes(bytes(data))
+    folder.resume()
+    assert "http://a.test/two" not in folder.rows()
+    assert "http://a.test/one" not in folder.rows()

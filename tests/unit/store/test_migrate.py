@@ -17,6 +17,7 @@ def _version_one(path: Path) -> None:
         conn.execute("DROP TABLE robots")
         conn.execute("DROP TABLE sitemaps")
         conn.execute("DROP TABLE sitemap_entries")
+        conn.execute("DROP TABLE domains")
         conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
         conn.executemany(
             "INSERT INTO urls (url, host, depth, discovered_at, spilled) VALUES (?, ?, 0, 1.0, 1)",
@@ -57,13 +58,15 @@ def test_an_upgraded_database_opens_again_unchanged(tmp_path: Path) -> None:
         assert db.backlog_counts() == {"a.test": 2, "[::1]": 1}
 
 
-def test_schema_two_gains_the_sitemap_tables(tmp_path: Path) -> None:
+def test_schema_two_gains_the_sitemap_and_domain_tables(tmp_path: Path) -> None:
     path = tmp_path / "crawl.db"
     MetadataDB(path).close()
     conn = sqlite3.connect(path)
+    fresh = _columns(conn, "domains")
     with conn:
         conn.execute("DROP TABLE sitemaps")
         conn.execute("DROP TABLE sitemap_entries")
+        conn.execute("DROP TABLE domains")
         conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     conn.close()
     with MetadataDB(path) as db:
@@ -73,3 +76,13 @@ def test_schema_two_gains_the_sitemap_tables(tmp_path: Path) -> None:
         db.flush()
         assert list(db.sitemaps()) == [("http://a.test/sitemap.xml", "a.test", 0)]
         assert db.lastmod("http://a.test/x") == "2026-01-02"
+    conn = sqlite3.connect(path)
+    try:
+        # The upgrade makes the same table a new database starts with.
+        assert _columns(conn, "domains") == fresh
+    finally:
+        conn.close()
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[tuple[object, ...]]:
+    return conn.execute(f"PRAGMA table_info({table})").fetchall()

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -102,12 +105,95 @@ def test_hourly_lists_every_hour(tmp_path: Path, stats: CrawlStats, db: Metadata
 def test_domains_sorted_by_pages(tmp_path: Path, stats: CrawlStats, db: MetadataDB) -> None:
     write_reports(tmp_path, stats, db, now=NOW)
     header, *rows = [line.split("\t") for line in read(tmp_path, "domains.tsv").splitlines()]
-    assert header == ["host", "pages", "bytes", "time_spent", "errors", "robots_status"]
-    assert rows == [
-        ["c.test", "3", "0", "0.000", "0", "unknown"],
-        ["a.test", "1", "3000000", "0.500", "0", "rules"],
-        ["b.test", "0", "0", "0.000", "1", "unknown"],
+    assert header == [
+        "host",
+        "pages",
+        "bytes",
+        "time_spent",
+        "errors",
+        "robots_status",
+        "seeds",
+        "depths",
+        "in_visit",
     ]
+    assert rows == [
+        ["c.test", "3", "0", "0.000", "0", "unknown", "", "", "0"],
+        ["a.test", "1", "3000000", "0.500", "0", "rules", "", "1:1", "0"],
+        ["b.test", "0", "0", "0.000", "1", "unknown", "", "", "0"],
+    ]
+
+
+def test_domains_list_level_zero_urls_pages_per_depth_and_hosts_in_visit(
+    tmp_path: Path, stats: CrawlStats, db: MetadataDB
+) -> None:
+    # Two seed forms of a.test at depth 0 (a seed and where it redirected), a sitemap queued
+    # at depth 0 that is no seed, and pages at depths 0 and 2 besides the one at depth 1.
+    seeds = [("http://a.test/", "a.test", 0, None), ("https://a.test/", "a.test", 0, None)]
+    db.add_discovered([*seeds, ("http://a.test/sitemap.xml", "a.test", 0, None)])
+    db.add_sitemap("http://a.test/sitemap.xml", "a.test", 0)
+    db.add_page(row("https://a.test/", depth=0))
+    db.add_page(row("http://a.test/deep", depth=2))
+    db.add_page(row("http://a.test/gone", status=404, depth=2))  # not a stored page
+    rows = write_reports(tmp_path, stats, db, now=NOW, visiting={"a.test"})
+    lines = {
+        line.split("\t")[0]: line.split("\t") for line in read(tmp_path, "domains.tsv").splitlines()
+    }
+    assert lines["a.test"][6:] == ["http://a.test/ https://a.test/", "0:1 1:1 2:1", "1"]
+    assert lines["b.test"][8] == "0"
+    assert [(r.host, r.in_visit) for r in rows] == [
+        ("c.test", False),
+        ("a.test", True),
+        ("b.test", False),
+    ]
+
+
+def test_domains_table_holds_the_same_figures_as_the_report(
+    tmp_path: Path, stats: CrawlStats, db: MetadataDB
+) -> None:
+    db.add_discovered([("http://d.test/", "d.test", 0, None)])  # a seed not fetched yet
+    stats.host("a.test").time_spent = 0.12345
+    db.put_domains(write_reports(tmp_path, stats, db, now=NOW, visiting={"d.test"}))
+    db.flush()
+    conn = sqlite3.connect(tmp_path / "crawl.db")
+    try:
+        table = conn.execute(
+            "SELECT host, pages, bytes, time_spent, errors, robots_status, seeds, depths,"
+            " in_visit FROM domains"
+        ).fetchall()
+    finally:
+        conn.close()
+    report = [line.split("\t") for line in read(tmp_path, "domains.tsv").splitlines()[1:]]
+    assert sorted(_as_text(values) for values in table) == sorted(report)
+    assert ["d.test", "0", "0", "0.000", "0", "unknown", "http://d.test/", "", "1"] in report
+
+
+def _as_text(values: tuple[object, ...]) -> list[str]:
+    host, pages, size, spent, errors, robots, seeds, depths, in_visit = values
+    assert isinstance(spent, float)
+    return (
+        [str(v) for v in (host, pages, size)]
+        + [f"{spent:.3f}"]
+        + [str(v) for v in (errors, robots, seeds, depths, in_visit)]
+    )
+
+
+def test_reports_get_the_mode_of_the_warc_files_and_the_database(
+    tmp_path: Path, stats: CrawlStats, db: MetadataDB
+) -> None:
+    # WARC files are opened as any file is: rw-rw-rw- less the umask (mkstemp gives rw-------).
+    (tmp_path / "warc").mkdir()
+    warc = tmp_path / "warc" / "gossamer-20231114221320-00000.warc.gz"
+    warc.open("ab").close()
+    write_reports(tmp_path, stats, db, now=NOW)
+    write_reports(tmp_path, stats, db, now=NOW)  # a rewrite too
+    want = stat.S_IMODE(warc.stat().st_mode)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "reports").iterdir()}
+    assert len(modes) == 7
+    assert set(modes.values()) == {want}
+    umask = os.umask(0)
+    os.umask(umask)
+    if umask & 0o022 == 0o022:  # then SQLite's rw-r--r-- for a new database is the same
+        assert stat.S_IMODE((tmp_path / "crawl.db").stat().st_mode) == want
 
 
 def test_rewrite_replaces_and_leaves_no_temp_files(

@@ -9,13 +9,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
-from gossamer.index import WarcReader
+from gossamer.index import IndexReport, WarcReader, build_index
+from gossamer.rank import rank_crawl
 from gossamer.store import CrawlRecords
 from gossamer.testweb.pdf import make_pdf
 from gossamer.web.cached import CachedCopy, load_cached
 
 from ..index.fake_crawl import FakePage, html, make_crawl
+from .served import Client, serve_and_check
 
 HTML_UTF8 = "text/html; charset=utf-8"
 DECODED_CAP = 10_000  # the reader's decoded-size cap in these tests
@@ -165,3 +168,51 @@ def test_a_record_that_cannot_be_read_is_described(crawl: Path, tmp_path: Path) 
     assert (copy.crawled, copy.content_type) == ("", HTML_UTF8)
     assert copy.body.startswith(b"<!DOCTYPE html><meta charset=utf-8><p>")
     assert b"The archived copy cannot be read: " in copy.body
+
+
+ORIGINAL = "http://a.test/mirror/original"
+DUPLICATE = "http://b.test/mirror/copy"
+MIRRORED = html("Mirrored handbook", "Every mirror of this handbook says the same thing. " * 20)
+
+
+@pytest.fixture(scope="module")
+def mirrored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, IndexReport]:
+    """Two pages with one body: the second is archived as a revisit record."""
+    folder = tmp_path_factory.mktemp("mirrored") / "crawl"
+    make_crawl(folder, [FakePage(ORIGINAL, MIRRORED), FakePage(DUPLICATE, MIRRORED)])
+    report = build_index(folder)
+    rank_crawl(folder)
+    return folder, report
+
+
+def test_the_duplicate_is_archived_as_a_revisit_and_indexed(
+    mirrored: tuple[Path, IndexReport],
+) -> None:
+    folder, report = mirrored
+    kinds = []
+    for path in sorted((folder / "warc").glob("*.warc.gz")):
+        with path.open("rb") as stream:
+            kinds += [record.rec_type for record in ArchiveIterator(stream)]
+    assert kinds.count("revisit") == 1
+    assert report.indexed == 2
+    assert report.exact_duplicates == 1
+    with sqlite3.connect(folder / "crawl.db") as conn:
+        doc_ids = {url: doc for url, doc in conn.execute("SELECT url, doc_id FROM pages")}
+    assert doc_ids[ORIGINAL] == doc_ids[DUPLICATE] is not None
+
+
+def test_the_cached_copy_of_a_duplicate_shows_the_original_body(
+    mirrored: tuple[Path, IndexReport],
+) -> None:
+    folder, _ = mirrored
+
+    async def check(client: Client) -> None:
+        raw = await client.get("/cached/raw", params={"url": DUPLICATE})
+        assert raw.status == 200
+        assert await raw.read() == MIRRORED
+        framed = await (await client.get("/cached", params={"url": DUPLICATE})).text()
+        assert "/cached/raw?url=http%3A%2F%2Fb.test%2Fmirror%2Fcopy" in framed
+        results = await (await client.get("/search", params={"q": "mirrored handbook"})).text()
+        assert "1 other page with the same content" in results
+
+    serve_and_check(folder, check)
