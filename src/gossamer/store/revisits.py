@@ -39,6 +39,7 @@ __all__ = [
     "REVISIT_PROFILE",
     "Original",
     "PayloadIndex",
+    "exchange_headers",
     "parse_location",
     "revisit_record",
 ]
@@ -110,6 +111,20 @@ class PayloadIndex:
             self._entries.popitem(last=False)
 
 
+def exchange_headers(kind: str, result: FetchResult, record_id: str, date: str) -> dict[str, str]:
+    """The first WARC headers of a record of one exchange (response or revisit), in the
+    order both are written."""
+    headers = {
+        "WARC-Type": kind,
+        "WARC-Record-ID": record_id,
+        "WARC-Date": date,
+        "WARC-Target-URI": result.url,
+    }
+    if result.remote_ip:
+        headers["WARC-IP-Address"] = result.remote_ip
+    return headers
+
+
 def revisit_record(
     builder: WARCWriter,
     result: FetchResult,
@@ -122,14 +137,7 @@ def revisit_record(
     ``ids`` is (WARC-Record-ID, WARC-Date, WARC-Payload-Digest) of the new record.
     """
     record_id, date, digest = ids
-    warc_headers: dict[str, str] = {
-        "WARC-Type": "revisit",
-        "WARC-Record-ID": record_id,
-        "WARC-Date": date,
-        "WARC-Target-URI": result.url,
-    }
-    if result.remote_ip:
-        warc_headers["WARC-IP-Address"] = result.remote_ip
+    warc_headers = exchange_headers("revisit", result, record_id, date)
     warc_headers["WARC-Refers-To"] = original.record_id
     warc_headers[LOCATION_FIELD] = original.location
     # warcio adds WARC-Profile (the 1.1 identical-payload-digest one, as the builder writes

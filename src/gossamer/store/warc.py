@@ -39,7 +39,7 @@ from warcio.warcwriter import WARCWriter
 
 from gossamer.errors import NothingToArchiveError, StoreError
 from gossamer.fetch.result import FetchResult, Headers
-from gossamer.store.revisits import Original, PayloadIndex, revisit_record
+from gossamer.store.revisits import Original, PayloadIndex, exchange_headers, revisit_record
 from gossamer.urls import path_query_of
 
 __all__ = ["WarcLocation", "WarcStore", "payload_digest", "warc_date"]
@@ -182,14 +182,7 @@ class WarcStore:
         self, result: FetchResult, date: str, record_id: str, digest: str
     ) -> bytes:
         http_headers = _http_headers(result)
-        warc_headers: dict[str, str] = {
-            "WARC-Type": "response",
-            "WARC-Record-ID": record_id,
-            "WARC-Date": date,
-            "WARC-Target-URI": result.url,
-        }
-        if result.remote_ip:
-            warc_headers["WARC-IP-Address"] = result.remote_ip
+        warc_headers = exchange_headers("response", result, record_id, date)
         # Given here, warcio skips its own pass over the body for this digest.
         warc_headers["WARC-Payload-Digest"] = digest
         if result.truncated:
