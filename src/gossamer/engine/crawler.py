@@ -18,6 +18,7 @@ import contextlib
 import logging
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -136,10 +137,7 @@ class Crawler:
             if part is None or part.mine(seed.urls[0]):
                 pipeline.admit(seed.urls[0], 0, None, fallbacks=seed.urls[1:])
         loop = asyncio.get_running_loop()
-        if part is not None:
-            part.listen(loop, lambda batch: self._inbound(pipeline, batch), self.stop)
-        else:
-            self._install_signals(loop)
+        inbox = self._listen(loop, pipeline)
         timer = None
         remaining = time_left(config.time_limit, self.stats)
         if remaining is not None:
@@ -161,6 +159,8 @@ class Crawler:
             progress.close()
             with reporter or contextlib.nullcontext():
                 await self._finish(warc, cdxj, db, reporter)
+            if part is not None and inbox is not None:
+                await asyncio.to_thread(part.close_inbox, inbox)  # joined, not left running
         if self._fault is not None:
             raise self._fault
         reason = self._stop_reason or "exhausted"
@@ -180,6 +180,15 @@ class Crawler:
             with Reporter(self._config.out, db, self.stats) as reporter:
                 await reporter.write(ended=True)
         return CrawlOutcome(self.stats, "time")
+
+    def _listen(
+        self, loop: asyncio.AbstractEventLoop, pipeline: Pipeline
+    ) -> threading.Thread | None:
+        """A worker reads its inbox on a thread; a lone crawler answers signals instead."""
+        if self._part is None:
+            self._install_signals(loop)
+            return None
+        return self._part.listen(loop, lambda batch: self._inbound(pipeline, batch), self.stop)
 
     def _fetcher(self) -> Fetcher:
         config = self._config

@@ -99,12 +99,21 @@ class Part:
         def run() -> None:
             while True:
                 message = self.inbox.get()
+                if message[0] == "close":  # this worker's own sentinel: nothing to tell
+                    return
                 if message[0] == "urls":
                     loop.call_soon_threadsafe(on_urls, message[1])
                 else:
                     loop.call_soon_threadsafe(on_stop, message[1])
                     return
 
-        thread = threading.Thread(target=run, name=f"inbox-{self.index}", daemon=True)
+        thread = threading.Thread(target=run, name=f"inbox-{self.index}")
         thread.start()
         return thread
+
+    def close_inbox(self, thread: threading.Thread) -> None:
+        """End the inbox reader and wait for it: if the coordinator's "stop" has not come
+        (the crawl ended on a fault of its own), this worker's own sentinel ends it."""
+        if thread.is_alive():
+            self.inbox.put(("close", ""))
+        thread.join()
