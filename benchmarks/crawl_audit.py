@@ -36,7 +36,7 @@ def warc_responses(folder: Path) -> set[str]:
     for path in sorted(folder.glob("*.warc.gz")):
         with path.open("rb") as stream:
             for record in ArchiveIterator(stream):
-                if record.rec_type == "response":
+                if record.rec_type in ("response", "revisit"):  # a revisit stands for one
                     urls.add(record.rec_headers.get_header("WARC-Target-URI"))
     return urls
 

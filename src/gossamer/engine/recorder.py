@@ -76,7 +76,7 @@ class Recorder:
         asked, so a resumed crawl reuses it while it is valid instead of fetching it again,
         and names the origin's sitemaps (in the same transaction, so neither is kept alone).
         """
-        self._count(job, hop)
+        self._count(job, hop, "robots")
         self._stats.robots_requests += 1
         answer = None
         if lasting(hop.status, hop.error) and not hop.is_redirect:
@@ -144,7 +144,7 @@ class Recorder:
             self._links(job, result)
         return True
 
-    def _count(self, job: Job, result: FetchResult, purpose: str = "robots") -> None:
+    def _count(self, job: Job, result: FetchResult, purpose: str) -> None:
         log.debug(
             "fetched url=%s status=%s error=%s elapsed=%.3f",
             result.url,

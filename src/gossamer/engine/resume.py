@@ -160,9 +160,11 @@ def catch_up(
         reindex=reindex,
         max_decoded=config.fetch.max_decoded,
     )
-    if not config.politeness.respect_nofollow:  # (the links table keeps nofollow links too)
+    if config.workers > 1 and not config.politeness.respect_nofollow:
         # A link handed to another worker is recorded by that worker; a crash between the
-        # two loses it. Admission again is a no-op for every link it refused the first time.
+        # two loses it (one process records a page and its links in one transaction). Admission
+        # again refuses what it refused the first time. (The links table also keeps nofollow
+        # links, so this is left out when those are honoured.)
         for url, depth, referrer in list(db.unqueued_links()):
             admitter.admit(url, depth, referrer)
     return outcome

@@ -93,9 +93,8 @@ async def _search(request: web.Request) -> web.StreamResponse:
     english = _english(request)
     language = "en" if english else None
     engine = request.app[ENGINE]
+    # A page past the last one (an old link, a hand-typed URL) is clamped by the engine.
     result = engine.search(query, page=page, language=language)
-    if result.page > result.pages:  # past the last page (an old link, a hand-typed URL)
-        result = engine.search(query, page=result.pages, language=language)
     return _html(results_page(result, english))
 
 

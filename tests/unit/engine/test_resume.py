@@ -622,6 +622,7 @@ def test_a_link_handed_to_another_worker_and_lost_in_a_crash_is_queued_again(
     folder.stop()
     config = dataclasses.replace(
         folder.config,
+        workers=2,
         politeness=dataclasses.replace(folder.config.politeness, respect_nofollow=respect),
     )
     leveled = level(config, folder.db)
