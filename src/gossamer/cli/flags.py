@@ -119,3 +119,17 @@ def address(text: str) -> str:
         if not text or not all(label and label.replace("-", "").isalnum() for label in labels):
             raise argparse.ArgumentTypeError(f"not an address to listen on: {text!r}") from None
     return text
+
+
+def pipeline_spec(text: str) -> tuple[int, int]:
+    """``buffers=K,size=N`` (either may be left out: 3 buffers of 1,000) -> (K, N)."""
+    values = {"buffers": 3, "size": 1000}
+    for part in filter(None, text.split(",")):
+        name, sep, value = part.partition("=")
+        if not sep or name.strip() not in values:
+            raise argparse.ArgumentTypeError(f"expected buffers=K,size=N, got {text!r}")
+        number = _integer(value.strip())
+        if not 1 <= number <= 10_000:
+            raise argparse.ArgumentTypeError(f"{name.strip()} must be 1 to 10000: {text!r}")
+        values[name.strip()] = number
+    return values["buffers"], values["size"]

@@ -15,15 +15,25 @@ per-host budget, which a restart does not carry over either, bounds it as before
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from gossamer.config import ScopeConfig
 from gossamer.engine.partition import Part
-from gossamer.frontier import Admission, Frontier, Job
+from gossamer.frontier import Admission, Job
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 from gossamer.urls import host_of
 from gossamer.urls.traps import TrapFamilies, strip_session_ids, trap_reason
 
-__all__ = ["Admitter"]
+__all__ = ["Admitter", "Queue"]
+
+
+class Queue(Protocol):
+    """Where admitted URLs go: the crawl's frontier (or the threaded engine's outbox)."""
+
+    def seen(self, url: str) -> bool: ...
+
+    def add(self, job: Job, *, host_budget: int | None = None) -> Admission: ...
 
 
 class Admitter:
@@ -33,7 +43,7 @@ class Admitter:
         self,
         scope: ScopeConfig,
         *,
-        frontier: Frontier,
+        frontier: Queue,
         stats: CrawlStats,
         db: MetadataDB,
         part: Part | None = None,

@@ -24,7 +24,7 @@ from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcLocation, WarcStore
 from gossamer.urls import canonical_link, origin_of, path_query_of
 
-__all__ = ["Pipeline"]
+__all__ = ["Pipeline", "archive"]
 
 log = logging.getLogger(__name__)
 
@@ -94,20 +94,7 @@ class Pipeline:
         self._frontier.done(job, success=outcome.success, backoff=outcome.backoff)
 
     def _archive(self, job: Job, result: FetchResult, purpose: str) -> WarcLocation | None:
-        """Write the exchange to the WARC files (with the fields ``recover`` needs)."""
-        if not result.status or result.skipped_body:
-            return None
-        fields = {
-            "gossamer-purpose": purpose,
-            "gossamer-host": job.host,
-            "gossamer-depth": str(job.depth),
-            "fetchTimeMs": str(round(result.elapsed * 1000)),
-        }
-        if job.referrer:
-            fields["via"] = job.referrer
-        location = self._warc.write(result, fields)
-        self._cdxj.add(result, location)
-        return location
+        return archive(self._warc, self._cdxj, job, result, purpose)
 
     # -- robots.txt -----------------------------------------------------------------------
     def knows_robots(self, url: str) -> bool:
@@ -176,3 +163,22 @@ class Pipeline:
             return False
         self._frontier.set_robots(origin, rules)
         return True
+
+
+def archive(
+    warc: WarcStore, cdxj: CdxjWriter, job: Job, result: FetchResult, purpose: str
+) -> WarcLocation | None:
+    """Write the exchange to the WARC files (with the fields ``recover`` needs) and index it."""
+    if not result.status or result.skipped_body:
+        return None
+    fields = {
+        "gossamer-purpose": purpose,
+        "gossamer-host": job.host,
+        "gossamer-depth": str(job.depth),
+        "fetchTimeMs": str(round(result.elapsed * 1000)),
+    }
+    if job.referrer:
+        fields["via"] = job.referrer
+    location = warc.write(result, fields)
+    cdxj.add(result, location)
+    return location

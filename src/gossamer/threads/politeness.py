@@ -1,0 +1,89 @@
+"""Per-host politeness and per-origin robots.txt rules, shared by the crawler threads.
+
+Data flow: a crawler thread takes a job from the shared frontier -> **the gate** (may this
+host name be contacted now? which rules hold for this origin?) -> fetch -> the gate again
+(the host's next allowed time, after its delay, Crawl-delay or backoff).
+
+This is not what the study varies: whatever the frontier's synchronisation, the gate is one
+lock over a table of :class:`~gossamer.frontier.hosts.HostState`, the same state the async
+engine keeps. A host name has one slot (one request in flight over all its origins) and
+one next allowed time. robots.txt is fetched by the thread holding its host's slot, so no
+second thread can fetch it or a page of that host meanwhile.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from gossamer.frontier.hosts import HostState
+from gossamer.robots import RobotsRules
+
+__all__ = ["HostGate"]
+
+
+class HostGate:
+    """One lock over every host's slot, next allowed time and robots.txt rules."""
+
+    def __init__(
+        self,
+        *,
+        delay: float,
+        crawl_delay_cap: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._delay = delay
+        self._cap = crawl_delay_cap
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._hosts: dict[str, HostState] = {}
+        self._rules: dict[str, RobotsRules] = {}
+
+    def _host(self, key: str) -> HostState:
+        host = self._hosts.get(key)
+        if host is None:
+            host = self._hosts[key] = HostState(key=key, delay=self._delay)
+        return host
+
+    def claim(self, key: str) -> float:
+        """Take the host's slot: 0.0 if taken, else the seconds until it may be free."""
+        with self._lock:
+            host = self._host(key)
+            if host.in_flight:
+                return max(host.delay, 0.001)  # busy: at best free after its delay
+            wait = host.next_time - self._clock()
+            if wait > 0:
+                return wait
+            host.in_flight = 1
+            return 0.0
+
+    def release(
+        self, key: str, *, requested: bool, success: bool = True, backoff: float = 0.0
+    ) -> None:
+        """Give the slot back; after a request the host rests for its delay (or backoff)."""
+        with self._lock:
+            host = self._hosts[key]
+            host.in_flight = 0
+            if not requested:
+                return
+            host.fetched += 1
+            host.errors_in_row = 0 if success else host.errors_in_row + 1
+            host.next_time = max(host.next_time, self._clock() + max(host.delay, backoff))
+
+    def state(self, key: str) -> HostState:
+        """The host's state, for the backoff policy (read by the slot's holder only)."""
+        with self._lock:
+            return self._host(key)
+
+    def rules(self, origin: str) -> RobotsRules | None:
+        with self._lock:
+            return self._rules.get(origin)
+
+    def set_rules(self, origin: str, host_key: str, rules: RobotsRules) -> None:
+        """Install an origin's rules; a Crawl-delay (capped) lengthens its host's delay."""
+        with self._lock:
+            self._rules[origin] = rules
+            host = self._host(host_key)
+            if rules.crawl_delay is not None:
+                host.delay = max(host.delay, min(rules.crawl_delay, self._cap))

@@ -1,0 +1,99 @@
+"""Issue 14, end to end: the threaded engine under each frontier synchronisation crawls the
+test web as politely as the async engine does, judged by the server, and its folder is an
+ordinary crawl folder. The unsynchronised frontier's collisions are counted, not hidden."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gossamer.seeds import parse_seeds
+from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
+from gossamer.threads.engine import ThreadedOutcome, ThreadOptions, run_threaded
+
+from .conftest import local_config, query
+
+# Latency widens the window in which two threads could reach one host at once.
+SPEC = WebSpec(seed=5, hosts=12, pages_per_host=20, latency=0.003)
+SYNCHRONISED = ("lockfree", "semaphore", "monitor", "coarse", "fine")
+
+
+@pytest.fixture
+def site() -> Iterator[ThreadedTestWeb]:
+    with ThreadedTestWeb(build_web(SPEC)) as running:
+        yield running
+
+
+def crawl_threads(
+    site: ThreadedTestWeb, tmp: Path, options: ThreadOptions, **changes: object
+) -> ThreadedOutcome:
+    seeds = tmp / "seeds.txt"
+    seeds.write_text("\n".join(site.seeds()) + "\n", encoding="utf-8")
+    config = local_config(seeds, tmp / "out", **changes)
+    return run_threaded(config, parse_seeds(seeds.read_text()), options)
+
+
+@pytest.mark.parametrize("sync", SYNCHRONISED)
+def test_each_synchronised_frontier_is_polite_complete_and_collision_free(
+    site: ThreadedTestWeb, tmp_path: Path, sync: str
+) -> None:
+    # A small frontier, so that threads also meet a full one and keep jobs of their own.
+    options = ThreadOptions(threads=8, sync=sync, capacity=16, switch_interval=1e-5)
+    outcome = crawl_threads(site, tmp_path, options)
+    report = site.report()
+    assert outcome.reason == "exhausted"
+    assert report.concurrent_violations == 0
+    assert report.robots_violations == 0
+    assert report.crawl_delay_violations == 0
+    assert report.repeated_fetches == 0
+    assert report.missing == ()
+    figures = json.loads((tmp_path / "out" / "reports" / "threads.json").read_text())
+    assert figures["strategy"] == sync
+    assert figures["collisions"] == figures["taken_twice"] == figures["lost"] == 0
+    assert figures["unfinished_jobs"] == 0
+    assert figures["held_when_full"] > 0
+    assert figures["puts"] == figures["takes"]  # every job put was taken, once
+
+
+def test_the_unsynchronised_frontier_counts_what_it_got_wrong(
+    site: ThreadedTestWeb, tmp_path: Path
+) -> None:
+    options = ThreadOptions(threads=16, sync="unsynchronised", switch_interval=1e-6)
+    outcome = crawl_threads(site, tmp_path, options)
+    report = site.report()
+    figures = outcome.figures
+    # Whatever the interleaving: a job taken twice is never fetched twice, each host still
+    # sees one request at a time, and every link the frontier dropped is accounted for.
+    assert report.repeated_fetches == 0
+    assert report.concurrent_violations == 0
+    assert report.robots_violations == 0
+    assert figures["collisions"] == figures["taken_twice"] + figures["lost"]
+    assert (
+        figures["puts"] - figures["takes"] + figures["taken_twice"] - figures["lost"]
+        == (figures["left_in_frontier"])
+    )
+    assert len(report.missing) <= figures["lost"] * SPEC.pages_per_host  # lost links, no more
+
+
+def test_a_threaded_crawl_folder_is_an_ordinary_crawl_folder(
+    site: ThreadedTestWeb, tmp_path: Path
+) -> None:
+    outcome = crawl_threads(site, tmp_path, ThreadOptions(threads=4, sync="fine"))
+    out = tmp_path / "out"
+    pages = query(out / "crawl.db", "SELECT COUNT(*) FROM pages WHERE purpose = 'page'")
+    assert pages[0][0] >= outcome.stats.pages > 0
+    archived = query(out / "crawl.db", "SELECT url FROM pages WHERE warc_file IS NOT NULL")
+    lines = (out / "index.cdxj").read_text().splitlines()
+    assert {json.loads(line.split(" ", 2)[2])["url"] for line in lines} == {u for (u,) in archived}
+    stats = json.loads((out / "reports" / "stats.json").read_text())
+    assert stats["pages"] == outcome.stats.pages
+    assert (out / "reports" / "stats.txt").exists()
+
+
+def test_the_page_target_stops_the_threads_exactly(site: ThreadedTestWeb, tmp_path: Path) -> None:
+    outcome = crawl_threads(site, tmp_path, ThreadOptions(threads=8), max_pages=25)
+    assert outcome.reason == "target"
+    assert outcome.stats.pages == 25
