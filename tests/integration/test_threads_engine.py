@@ -13,6 +13,7 @@ import pytest
 from gossamer.seeds import parse_seeds
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 from gossamer.threads.engine import ThreadedOutcome, ThreadOptions, run_threaded
+from gossamer.threads.study_pipeline import run_pipeline
 
 from .conftest import local_config, query
 
@@ -97,3 +98,34 @@ def test_the_page_target_stops_the_threads_exactly(site: ThreadedTestWeb, tmp_pa
     outcome = crawl_threads(site, tmp_path, ThreadOptions(threads=8), max_pages=25)
     assert outcome.reason == "target"
     assert outcome.stats.pages == 25
+
+
+def test_the_seed_000_pipeline_files_every_page_once_into_the_url_tree(
+    site: ThreadedTestWeb, tmp_path: Path
+) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("\n".join(site.seeds()) + "\n", encoding="utf-8")
+    config = local_config(seeds, tmp_path / "out")
+    tree = tmp_path / "tree"
+    outcome = run_pipeline(
+        config,
+        parse_seeds(seeds.read_text()),
+        ThreadOptions(threads=6, switch_interval=1e-5),
+        buffers=3,
+        size=4,
+        tree=tree,
+        period=3600.0,
+    )
+    assert outcome.reason == "exhausted"
+    fetched = query(
+        tmp_path / "out" / "crawl.db",
+        "SELECT DISTINCT url FROM pages WHERE purpose != 'robots' AND status > 0",
+    )
+    filed = [line.split("\t")[0] for line in (tree / "res.txt").read_text().splitlines()]
+    assert sorted(filed) == sorted(u for (u,) in fetched)  # each crawled page, once
+    pipeline = outcome.figures["pipeline"]
+    assert isinstance(pipeline, dict)
+    assert pipeline["duplicate_files"] == 0
+    assert pipeline["url_files"] == len(filed)
+    assert "files written more than once: 0" in (tree / "statistics.txt").read_text()
+    assert site.report().concurrent_violations == 0

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from gossamer import __version__
-from gossamer.cli import crawl, recover, search, testweb
+from gossamer.cli import crawl, recover, search, testweb, tree
 from gossamer.errors import ConfigError, GossamerError, escaped
 
 __all__ = ["EXIT_ERROR", "build_parser", "main"]
@@ -80,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_parser(sub)
     testweb.add_testweb_parser(sub)
     recover.add_parser(sub)
+    tree.add_parser(sub)
     testweb.add_demo_parser(sub)
     search.add_parsers(sub)
     return parser

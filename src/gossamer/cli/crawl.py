@@ -12,13 +12,15 @@ import logging
 import sys
 from typing import Any
 
-from gossamer.cli.flags import path, positive_int, seconds
+from gossamer.cli.flags import int_between, path, pipeline_spec, positive_int, seconds
 from gossamer.config import CrawlConfig
 from gossamer.engine import Crawler
 from gossamer.engine.workers import run_workers
-from gossamer.errors import escaped
+from gossamer.errors import ConfigError, escaped
 from gossamer.plan import CrawlPlan, begin_crawl, plan_crawl
 from gossamer.seeds import SeedList
+from gossamer.threads import STRATEGIES
+from gossamer.threads.engine import ThreadOptions, run_threaded
 
 __all__ = ["FLAGS", "add_parser", "crawl_plan", "run_crawl"]
 
@@ -81,6 +83,45 @@ def add_parser(sub: Any) -> None:
         "--no-sitemaps", action="store_true", help="do not read sitemaps for URLs (read: default)"
     )
     p.add_argument("--no-progress", action="store_true")
+    _add_thread_flags(p)
+
+
+def _add_thread_flags(p: Any) -> None:
+    """The threaded engine of the concurrency study (seeds 000 and 004)."""
+    group = p.add_argument_group("threaded engine (the concurrency study)")
+    group.add_argument(
+        "--engine",
+        choices=("async", "threads"),
+        default="async",
+        help="async (default): one event loop; threads: crawler threads sharing a frontier",
+    )
+    group.add_argument(
+        "--threads",
+        type=int_between(1, 1024),
+        help="crawler threads (16; with --pipeline, two per buffer as in seed 000)",
+    )
+    group.add_argument(
+        "--frontier-sync",
+        choices=tuple(STRATEGIES),
+        default="monitor",
+        help="how the threads share the frontier (monitor)",
+    )
+    group.add_argument(
+        "--switch-interval",
+        type=seconds,
+        metavar="SECONDS",
+        help="CPython's thread switch interval during the crawl (default: Python's 5 ms)",
+    )
+    group.add_argument(
+        "--pipeline",
+        type=pipeline_spec,
+        metavar="buffers=K,size=N",
+        help="seed 000: crawler threads feed K bounded buffers drained into a URL tree",
+    )
+    group.add_argument("--url-tree", type=path, metavar="DIR", help="the pipeline's URL tree")
+    group.add_argument(
+        "--stats-period", type=seconds, default=3600.0, help="the pipeline's statistics period"
+    )
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -123,22 +164,66 @@ def crawl_plan(args: argparse.Namespace) -> CrawlPlan:
     return plan
 
 
-def _crawl(config: CrawlConfig, seeds: SeedList) -> str:
+def check_thread_flags(args: argparse.Namespace) -> None:
+    """Refuse threaded-engine flags that do not fit the rest of the command line."""
+    threaded = args.engine == "threads"
+    if not threaded:
+        for flag, value in (
+            ("--frontier-sync", args.frontier_sync != "monitor"),
+            ("--threads", args.threads is not None),
+            ("--pipeline", args.pipeline is not None),
+            ("--url-tree", args.url_tree is not None),
+            ("--switch-interval", args.switch_interval is not None),
+        ):
+            if value:
+                raise ConfigError(f"{flag} needs --engine threads")
+        return
+    if args.resume is not None:
+        raise ConfigError("--engine threads starts new crawls; resume with the default engine")
+    if args.workers is not None and args.workers > 1:
+        raise ConfigError("--engine threads runs in one process: leave out --workers")
+    if args.switch_interval is not None and not 1e-6 <= args.switch_interval <= 1.0:
+        raise ConfigError("--switch-interval must be between 1us and 1s")
+    if args.url_tree is not None and args.pipeline is None:
+        raise ConfigError("--url-tree needs --pipeline")
+
+
+def _crawl(config: CrawlConfig, seeds: SeedList, args: argparse.Namespace) -> str:
     """Run the crawl in this process or in ``config.workers``; why it stopped."""
+    if args.engine == "threads":
+        return run_study_crawl(config, seeds, args)
     if config.workers > 1:
         return run_workers(config, seeds, config.workers).reason
     return asyncio.run(Crawler(config, seeds).run()).reason
 
 
 def run_crawl(args: argparse.Namespace) -> int:
+    check_thread_flags(args)
     plan = crawl_plan(args)
     config, note = begin_crawl(plan)
     if note is not None:
         print(f"gossamer: warning: {note}", file=sys.stderr, flush=True)
     if plan.resuming:
         print(f"resuming the crawl in {escaped(str(config.out))}", flush=True)
-    reason = _crawl(config, plan.seeds)
+    reason = _crawl(config, plan.seeds, args)
     summary = (config.out / "reports" / "stats.txt").read_text(encoding="utf-8")
     print(summary.rstrip())
     print(f"stopped: {reason}; output in {escaped(str(config.out))}")
     return 0
+
+
+def run_study_crawl(config: CrawlConfig, seeds: SeedList, args: argparse.Namespace) -> str:
+    """``--engine threads``, with seed 000's buffers and URL tree when ``--pipeline`` asks."""
+    threads = args.threads or (2 * args.pipeline[0] if args.pipeline else 16)
+    options = ThreadOptions(
+        threads=threads, sync=args.frontier_sync, switch_interval=args.switch_interval
+    )
+    if args.pipeline is None:
+        return run_threaded(config, seeds, options).reason
+    from gossamer.threads.study_pipeline import run_pipeline  # noqa: PLC0415 (builders)
+
+    buffers, size = args.pipeline
+    tree = args.url_tree or config.out / "url-tree"
+    return run_pipeline(
+        config, seeds, options, buffers=buffers, size=size, tree=tree, period=args.stats_period
+    ).reason
