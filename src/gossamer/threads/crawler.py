@@ -153,10 +153,12 @@ class CrawlerThread(threading.Thread):
             return
         try:
             result = runner.run(fetcher.fetch(job.url, any_type=sitemap))
-        finally:
+        except BaseException:
             with s.store:
                 s.release_page()
-        with s.store:
+            raise
+        with s.store:  # one hold: the reservation becomes the page with no gap between
+            s.release_page()
             outcome = s.record(job, result)
             new = self._take_admitted()
         s.gate.release(job.host, requested=True, success=outcome.success, backoff=outcome.backoff)
