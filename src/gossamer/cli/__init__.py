@@ -5,10 +5,10 @@ non-zero exit status.
 
 Data flow: argv -> **cli** -> the package a subcommand runs. Each module here registers its
 subcommands on the parser with the function that runs them (``set_defaults(run=...)``):
-``crawl``; ``recover``; ``testweb`` (``testweb`` and ``demo``, which alone import the test
-web); ``search`` (``index``, ``rank``, ``search`` and ``serve``). ``flags`` holds the value
-types they share. This module builds the parser, configures logging and turns faults into
-exit statuses.
+``crawl``; ``recover``; ``tree`` (``export-tree``); ``study`` (which serves its own test
+web); ``testweb`` (``testweb`` and ``demo``); ``search`` (``index``, ``rank``, ``search`` and
+``serve``). ``flags`` holds the value types they share. This module builds the parser,
+configures logging and turns faults into exit statuses.
 
 With ``--json`` (``gossamer search``) an error is also printed on stdout as one JSON object,
 ``{"error": "..."}``, for the program reading the results. When the reader of stdout goes
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from gossamer import __version__
-from gossamer.cli import crawl, recover, search, testweb, tree
+from gossamer.cli import crawl, recover, search, study, testweb, tree
 from gossamer.errors import ConfigError, GossamerError, escaped
 
 __all__ = ["EXIT_ERROR", "build_parser", "main"]
@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     testweb.add_testweb_parser(sub)
     recover.add_parser(sub)
     tree.add_parser(sub)
+    study.add_parser(sub)
     testweb.add_demo_parser(sub)
     search.add_parsers(sub)
     return parser
