@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit clean browser mutation
+.PHONY: demo test lint typecheck unit clean browser spin mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +33,14 @@ browser:
 	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	  || echo "chromium not installed: the browser test will be skipped"; }
 
-test: $(STAMP) lint typecheck browser
+# The model checks (models/, tests/integration/test_spin_model.py) need Debian's spin and a
+# C compiler for the verifiers it generates; install them when we can (root + apt).
+spin:
+	@{ command -v spin && command -v gcc; } >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq spin gcc >/dev/null) \
+	  || echo "spin or gcc not installed: the Spin model checks will be skipped"; }
+
+test: $(STAMP) lint typecheck browser spin
 	$(BIN)/pytest -q
 
 # Mutation testing of the modules whose mistakes cost most ([tool.mutmut] in pyproject.toml
