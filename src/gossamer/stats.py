@@ -3,6 +3,11 @@
 The engine is the only writer; everything runs on the event loop thread, so plain integer
 updates need no lock. ``snapshot()`` returns a plain dict for reports and JSON; ``copy()``
 gives a reader on another thread (the periodic reports) counters that hold still.
+
+Besides the recorder's counters, the crawl loop adds what it alone sees: each response's time
+(a fixed-bucket ``Histogram``), the stored pages that are HTML or PDF, the most fetches it had
+under way at once (``max_in_flight``), and a ``Timeline`` sampled by its one-second tick
+(both in :mod:`gossamer.monitor.series`, bounded whatever the crawl's length).
 """
 
 from __future__ import annotations
@@ -10,6 +15,11 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
+
+from gossamer.monitor.series import Histogram, Timeline
+
+HTML_MEDIA = ("text/html", "application/xhtml+xml")
+PDF_MEDIA = "application/pdf"
 
 
 @dataclass(slots=True)
@@ -21,6 +31,8 @@ class HostStats:
     time_spent: float = 0.0  # seconds of fetch time
     errors: int = 0
     robots_status: str = "unknown"  # "allow-all", "rules", "disallow-all (5xx)", ...
+    fetches: int = 0  # responses timed by this run of the crawl loop (for the slowest hosts)
+    fetch_seconds: float = 0.0  # their time
 
 
 @dataclass(slots=True)
@@ -48,6 +60,11 @@ class CrawlStats:
     # Origins whose robots.txt stayed unavailable when nothing else was left: not crawled in
     # this run, left to a resume.
     deferred: list[str] = field(default_factory=list)
+    html_pages: int = 0  # stored pages that are HTML
+    pdf_pages: int = 0  # stored pages that are PDF
+    max_in_flight: int = 0  # most fetches under way at once: the concurrency reached
+    latency: Histogram = field(default_factory=Histogram)  # response times (seconds)
+    timeline: Timeline = field(default_factory=Timeline)  # cumulative figures over time
 
     def host(self, name: str) -> HostStats:
         entry = self.hosts.get(name)
@@ -62,12 +79,22 @@ class CrawlStats:
             errors=Counter(self.errors),
             statuses=Counter(self.statuses),
             hosts={
-                name: HostStats(h.pages, h.bytes, h.time_spent, h.errors, h.robots_status)
+                name: HostStats(
+                    h.pages,
+                    h.bytes,
+                    h.time_spent,
+                    h.errors,
+                    h.robots_status,
+                    h.fetches,
+                    h.fetch_seconds,
+                )
                 for name, h in self.hosts.items()
             },
             hourly=Counter(self.hourly),
             sitemaps={host: list(urls) for host, urls in self.sitemaps.items()},
             deferred=list(self.deferred),
+            latency=self.latency.copy(),
+            timeline=self.timeline.copy(),
         )
 
     def duration(self, now: float | None = None) -> float:
@@ -77,6 +104,28 @@ class CrawlStats:
         self.errors[kind] += 1
         if host is not None:
             self.host(host).errors += 1
+
+    def record_response(self, host: str, seconds: float) -> None:
+        """A response (any HTTP status) took ``seconds``: the histogram and the host's timing."""
+        self.latency.observe(seconds)
+        entry = self.host(host)
+        entry.fetches += 1
+        entry.fetch_seconds += seconds
+
+    def record_stored(self, content_type: str) -> None:
+        """A stored page: counted as HTML or PDF by its media type."""
+        media = content_type.partition(";")[0].strip().lower()
+        if media in HTML_MEDIA:
+            self.html_pages += 1
+        elif media == PDF_MEDIA:
+            self.pdf_pages += 1
+
+    def sample(self, now: float | None = None) -> None:
+        """Add the current figures to the timeline (the crawl's tick calls this)."""
+        self.timeline.sample(
+            self.duration(now),
+            (self.pages, sum(self.errors.values()), self.requests, self.bytes),
+        )
 
     def snapshot(self, now: float | None = None) -> dict[str, object]:
         duration = self.duration(now)
@@ -100,4 +149,8 @@ class CrawlStats:
             "concurrency": self.concurrency,
             "hourly": {str(k): v for k, v in sorted(self.hourly.items())},
             "deferred": list(self.deferred),
+            "html_pages": self.html_pages,
+            "pdf_pages": self.pdf_pages,
+            "max_in_flight": self.max_in_flight,
+            "fetch_seconds": self.latency.to_json(),
         }

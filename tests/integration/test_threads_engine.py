@@ -92,6 +92,8 @@ def test_a_threaded_crawl_folder_is_an_ordinary_crawl_folder(
     stats = json.loads((out / "reports" / "stats.json").read_text())
     assert stats["pages"] == outcome.stats.pages
     assert (out / "reports" / "stats.txt").exists()
+    report = (out / "reports" / "report.html").read_text()
+    assert f"{outcome.stats.pages:,}" in report or str(outcome.stats.pages) in report
 
 
 def test_the_page_target_stops_the_threads_exactly(site: ThreadedTestWeb, tmp_path: Path) -> None:

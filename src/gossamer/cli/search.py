@@ -8,6 +8,11 @@ package, and every fault arrives as a ``GossamerError``.
 the query, including words that start with a single ``-`` (``gossamer search DIR -draft``
 excludes "draft"); after ``--`` every word is the query. A query that is not UTF-8 text (bytes
 the terminal's encoding could not decode) is refused with one error line.
+
+``gossamer serve DIR`` serves a crawl folder whether or not it is indexed yet: its Crawl page
+follows a crawl running in DIR, and its search pages say what to run until the index is
+complete. ``--control-token`` (at least 16 characters) is what steering posts must carry;
+without one, a server bound beyond loopback refuses them.
 """
 
 from __future__ import annotations
@@ -79,7 +84,21 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("dir", type=path, help="crawl folder")
     p.add_argument("--port", type=serve_port, default=8000)
     p.add_argument("--bind", default="127.0.0.1", help="address to listen on")
+    p.add_argument(
+        "--control-token",
+        type=_control_token,
+        help="secret the Crawl page's steering must give (required to steer off loopback)",
+    )
     _ranking_flags(p)
+
+
+MIN_TOKEN = 16
+
+
+def _control_token(text: str) -> str:
+    if len(text) < MIN_TOKEN or not text.isprintable() or not text.isascii():
+        raise argparse.ArgumentTypeError(f"must be at least {MIN_TOKEN} printable ASCII characters")
+    return text
 
 
 def _weights(args: argparse.Namespace) -> RankingWeights:
@@ -151,9 +170,15 @@ def run_serve(args: argparse.Namespace) -> int:
     # Imported here: the web UI pulls in aiohttp's server side, which no other command needs.
     from gossamer.web import serve  # noqa: PLC0415
 
-    require_complete_index(args.dir)
+    if not (args.dir / "crawl.db").is_file():
+        raise ConfigError(f"{args.dir} holds no crawl (no crawl.db): nothing to serve")
     return serve(
-        args.dir, host=args.bind, port=args.port, weights=_weights(args), english=args.english
+        args.dir,
+        host=args.bind,
+        port=args.port,
+        weights=_weights(args),
+        english=args.english,
+        control_token=args.control_token,
     )
 
 

@@ -3,12 +3,15 @@
 The dispatcher is the only task that asks the frontier for work. It sleeps on an event that
 is set whenever the frontier changes (a URL added, a job done) or until the next host's delay
 runs out, so nothing polls. Workers fetch and pass results to the pipeline. The crawler owns
-everything that runs: in one task group the dispatcher, the workers, the reporter and the
-progress painter (both wait on the ``ending`` event with their period as timeout, so a stop
-ends them at once); the database's writer thread (started here, joined when the database
-closes) and the report thread (joined when the ``Reporter`` exits). It stops on the page
-target, the time limit, SIGINT/SIGTERM, a store fault or an empty frontier, then flushes the
-stores and writes the reports.
+everything that runs: in one task group the dispatcher, the workers, the reporter, the
+progress painter and the steering tick (each waits on the ``ending`` event with its period as
+timeout, so a stop ends them at once); the control channel (``DIR/control.sock``, open from
+the first job to the last report); the database's writer thread (started here, joined when
+the database closes) and the report thread (joined when the ``Reporter`` exits). It stops on
+the page target, the time limit, SIGINT/SIGTERM, a stop through the control channel, a store
+fault or an empty frontier, then flushes the stores and writes the reports. A pause through
+the control channel closes the ``FetchGate`` (``engine/steering.py``): no job is handed out
+and none is fetched until it opens again.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import sys
 import threading
 import time
@@ -25,17 +27,21 @@ from dataclasses import dataclass
 
 from gossamer.config import CrawlConfig
 from gossamer.engine.backlog import DatabaseBacklog, build_frontier
+from gossamer.engine.control import ControlServer
+from gossamer.engine.fetching import build_fetcher
+from gossamer.engine.interrupts import Interrupts
 from gossamer.engine.partition import Part
 from gossamer.engine.pipeline import Pipeline
 from gossamer.engine.progress import Progress
 from gossamer.engine.reporter import Reporter
 from gossamer.engine.resume import CrawlLock, holds_crawl, restore_part, resume_crawl
+from gossamer.engine.steering import STOP_REASON, FetchGate, Steering
 from gossamer.engine.timelimit import time_left, warn_no_time_left
 from gossamer.engine.verdict import why_nothing
 from gossamer.errors import SeedError, StoreError
-from gossamer.fetch.fetcher import Fetcher, FetchLimits
-from gossamer.fetch.resolver import parse_resolve
+from gossamer.fetch.fetcher import Fetcher
 from gossamer.frontier import Frontier, Job
+from gossamer.monitor.channel import socket_path
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore
@@ -43,13 +49,14 @@ from gossamer.store import CdxjWriter, MetadataDB, WarcStore
 log = logging.getLogger(__name__)
 
 STOP_GRACE = 10.0  # seconds in-flight fetches get to finish after a stop request
+GRACEFUL = ("signal", "time", STOP_REASON)  # stops that cut in-flight fetches after the grace
 PART_FLUSH_SECONDS = 0.2  # longest a worker holds links for other workers while busy
 
 
 @dataclass(frozen=True, slots=True)
 class CrawlOutcome:
     stats: CrawlStats
-    reason: str  # "target", "time", "exhausted", "signal", "store error"
+    reason: str  # "target", "time", "exhausted", "signal", "stopped", "store error"
 
 
 class Crawler:
@@ -66,11 +73,15 @@ class Crawler:
         self._ending = asyncio.Event()  # set on a stop, and when the dispatcher is done
         self._dispatched_pages = 0  # page jobs dispatched and not yet finished
         self._fault: StoreError | None = None  # the first store fault; it ends the crawl
+        self._gate = FetchGate(self.stats)
+        self._dispatch_over = False  # the dispatcher has ended: no seed may be added
+        self._interrupts: Interrupts | None = None  # a lone crawl's Ctrl-C handling
 
     def stop(self, reason: str) -> None:
         if not self._stop_reason:
             log.info("stopping reason=%s", reason)
             self._stop_reason = reason
+        self._gate.resume()  # jobs handed out before a pause end as after any stop
         self._wake.set()
         self._ending.set()
 
@@ -89,20 +100,16 @@ class Crawler:
                 with contextlib.suppress(StoreError):
                     db.close()
 
-    def _frontier(self, db: MetadataDB, stats: CrawlStats) -> Frontier:
-        return build_frontier(self._config.politeness, stats, backlog=DatabaseBacklog(db))
-
-    def _resume(self, db: MetadataDB) -> Frontier:
-        """Bring the database level with the WARC files, then rebuild stats and frontier.
-
-        Before the stores open: the torn tail of the newest WARC file is cut first.
-        """
-        self.stats, frontier = resume_crawl(self._config, db)
-        return frontier
-
-    def _restore_part(self, db: MetadataDB, part: Part) -> Frontier:
-        """A worker's share of a resumed crawl; the coordinator already replayed the WARC tail."""
-        self.stats, frontier = restore_part(self._config, db, part)
+    def _open_frontier(self, db: MetadataDB, resuming: bool) -> Frontier:
+        """A new frontier, or a resumed crawl's with its statistics. A lone crawl first brings
+        the database level with the WARC files (the torn tail of the newest is cut before the
+        stores open); a worker's coordinator has done that already."""
+        if not resuming:
+            return build_frontier(self._config.politeness, self.stats, backlog=DatabaseBacklog(db))
+        if self._part is None:
+            self.stats, frontier = resume_crawl(self._config, db)
+        else:
+            self.stats, frontier = restore_part(self._config, db, self._part)
         return frontier
 
     def _inbound(self, pipeline: Pipeline, batch: list[tuple[str, int, str | None]]) -> None:
@@ -119,14 +126,10 @@ class Crawler:
         out = config.out
         resuming = holds_crawl(out, db)
         part = self._part
-        if part is not None:
-            frontier = self._restore_part(db, part) if resuming else self._frontier(db, self.stats)
-        elif resuming:
-            frontier = self._resume(db)
-        else:
-            frontier = self._frontier(db, self.stats)
+        frontier = self._open_frontier(db, resuming)
         if resuming and time_left(config.time_limit, self.stats) == 0:
             return await self._no_time_left(db)
+        self._gate = FetchGate(self.stats)  # a resume replaced the statistics
         prefix = "gossamer" if part is None else f"gossamer-w{part.index}"
         warc = WarcStore(out / "warc", prefix=prefix, max_file_bytes=config.warc_max_bytes)
         cdxj = CdxjWriter(out / ("index.cdxj" if part is None else f"index-w{part.index}.cdxj"))
@@ -136,37 +139,81 @@ class Crawler:
         for seed in self._seeds.seeds:
             if part is None or part.mine(seed.urls[0]):
                 pipeline.admit(seed.urls[0], 0, None, fallbacks=seed.urls[1:])
-        loop = asyncio.get_running_loop()
-        inbox = self._listen(loop, pipeline)
-        timer = None
-        remaining = time_left(config.time_limit, self.stats)
-        if remaining is not None:
-            if remaining <= 0:
-                self.stop("time")  # spent already: not a single request, whatever runs first
-            else:
-                timer = loop.call_later(remaining, self.stop, "time")
-        progress = Progress(self.stats, frontier, enabled=config.progress and sys.stderr.isatty())
-        # A worker leaves the reports to the coordinator, which sees the whole crawl.
-        reporter = Reporter(out, db, self.stats, frontier.visiting) if part is None else None
-        db.start_writer(on_fault=lambda exc: _call_soon(loop, self._fail, exc))
-        try:
-            async with self._fetcher() as fetcher:
-                await self._crawl(frontier, fetcher, pipeline, progress, reporter)
-        finally:
-            if timer is not None:
-                timer.cancel()
-            self._remove_signals(loop)
-            progress.close()
-            with reporter or contextlib.nullcontext():
-                await self._finish(warc, cdxj, db, reporter)
-            if part is not None and inbox is not None:
-                await asyncio.to_thread(part.close_inbox, inbox)  # joined, not left running
+        await self._drive(frontier, pipeline, (warc, cdxj, db))
         if self._fault is not None:
             raise self._fault
         reason = self._stop_reason or "exhausted"
         if self.stats.pages == 0 and reason == "exhausted":
             raise SeedError(f"bad seed: nothing was crawled: {why_nothing(self.stats)}")
         return CrawlOutcome(self.stats, reason)
+
+    async def _drive(
+        self,
+        frontier: Frontier,
+        pipeline: Pipeline,
+        stores: tuple[WarcStore, CdxjWriter, MetadataDB],
+    ) -> None:
+        """Run every part of the crawl, then flush the stores and write the reports."""
+        config, part, (warc, cdxj, db) = self._config, self._part, stores
+        out = config.out
+        loop = asyncio.get_running_loop()
+        inbox = self._listen(loop, pipeline)
+        timer = self._time_limit(loop)
+        progress = Progress(
+            self.stats,
+            frontier,
+            enabled=config.progress and sys.stderr.isatty(),
+            targets=(config.max_pages, config.time_limit),
+        )
+        # A worker leaves the reports to the coordinator, which sees the whole crawl.
+        reporter = Reporter(out, db, self.stats, frontier.visiting) if part is None else None
+        steering = self._steering(frontier, pipeline)
+        control = ControlServer(socket_path(out, None if part is None else part.index), steering)
+        db.start_writer(on_fault=lambda exc: _call_soon(loop, self._fail, exc))
+        try:
+            # The control channel stays open until the reports are written: its last status
+            # ("ended") has the totals of stats.json.
+            async with control:
+                try:
+                    await self._crawl(frontier, pipeline, progress, reporter, (steering, control))
+                finally:
+                    if timer is not None:
+                        timer.cancel()
+                    if self._interrupts is not None:
+                        self._interrupts.remove()
+                    progress.close()
+                    with reporter or contextlib.nullcontext():
+                        await self._finish(warc, cdxj, db, reporter)
+                    steering.ended = True
+        finally:
+            if part is not None and inbox is not None:
+                await asyncio.to_thread(part.close_inbox, inbox)  # joined, not left running
+
+    def _time_limit(self, loop: asyncio.AbstractEventLoop) -> asyncio.TimerHandle | None:
+        """Stop the crawl when the time limit (less earlier runs) is reached."""
+        remaining = time_left(self._config.time_limit, self.stats)
+        if remaining is None:
+            return None
+        if remaining <= 0:
+            self.stop("time")  # spent already: not a single request, whatever runs first
+            return None
+        return loop.call_later(remaining, self.stop, "time")
+
+    def _steering(self, frontier: Frontier, pipeline: Pipeline) -> Steering:
+        config = self._config
+        return Steering(
+            stats=self.stats,
+            frontier=frontier,
+            gate=self._gate,
+            concurrency=config.concurrency,
+            targets=(config.max_pages, config.time_limit),
+            stop=self.stop,
+            stopping=lambda: self._stop_reason or ("exhausted" if self._dispatch_over else ""),
+            wake=self._wake.set,
+            # A worker's seeds and stops go through its coordinator, which sees every worker.
+            admit=pipeline.admit if self._part is None else None,
+            worker="local" if self._part is None else f"worker {self._part.index}",
+        )
 
     async def _no_time_left(self, db: MetadataDB) -> CrawlOutcome:
         """A resumed crawl whose time limit its earlier runs used up: stop before the first
@@ -186,41 +233,25 @@ class Crawler:
     ) -> threading.Thread | None:
         """A worker reads its inbox on a thread; a lone crawler answers signals instead."""
         if self._part is None:
-            self._install_signals(loop)
+            self._interrupts = Interrupts(loop, self.stop, lambda: self._stop_reason)
+            self._interrupts.install()
             return None
         return self._part.listen(loop, lambda batch: self._inbound(pipeline, batch), self.stop)
-
-    def _fetcher(self) -> Fetcher:
-        config = self._config
-        limits = FetchLimits(
-            connect_timeout=config.fetch.connect_timeout,
-            read_timeout=config.fetch.read_timeout,
-            total_timeout=config.fetch.total_timeout,
-            max_body=config.fetch.max_body,
-            max_decoded=config.fetch.max_decoded,
-            keep_types=config.fetch.keep_types,
-        )
-        return Fetcher(
-            user_agent=config.fetch.user_agent,
-            limits=limits,
-            resolve=tuple(parse_resolve(entry) for entry in config.resolve),
-            allow_private=config.fetch.allow_private,
-            connections=config.concurrency,
-            max_per_ip=config.politeness.max_per_ip,
-            ca_file=config.fetch.ca_file,
-        )
 
     async def _crawl(
         self,
         frontier: Frontier,
-        fetcher: Fetcher,
         pipeline: Pipeline,
         progress: Progress,
         reporter: Reporter | None,
+        steer: tuple[Steering, ControlServer],
     ) -> None:
-        jobs: asyncio.Queue[Job | None] = asyncio.Queue(maxsize=self._config.concurrency)
-        async with asyncio.TaskGroup() as group:
+        config = self._config
+        jobs: asyncio.Queue[Job | None] = asyncio.Queue(maxsize=config.concurrency)
+        fetching = build_fetcher(config, connections=config.concurrency)
+        async with fetching as fetcher, asyncio.TaskGroup() as group:
             group.create_task(progress.run(self._ending))
+            group.create_task(steer[0].tick(self._ending, steer[1]))
             if reporter is not None:
                 group.create_task(self._report_loop(reporter))
             tasks = [
@@ -229,9 +260,10 @@ class Crawler:
             ]
             try:
                 await self._dispatch(frontier, jobs)
+                self._dispatch_over = True
                 for _ in tasks:
                     await jobs.put(None)
-                if self._stop_reason in ("signal", "time"):
+                if self._stop_reason in GRACEFUL:
                     # Give in-flight fetches a moment, then cut them off: they are recorded
                     # as not crawled and a resumed crawl fetches them again.
                     _, late = await asyncio.wait(tasks, timeout=STOP_GRACE)
@@ -247,7 +279,7 @@ class Crawler:
                 self.stop("target")
                 break
             room = target is None or self.stats.pages + self._dispatched_pages < target
-            job = frontier.pop_ready() if room else None
+            job = frontier.pop_ready() if room and not self._gate.paused else None
             if job is not None:
                 if not job.robots:
                     self._dispatched_pages += 1
@@ -256,7 +288,7 @@ class Crawler:
             if frontier.exhausted and self._part is None:
                 break
             self._wake.clear()
-            wait = frontier.next_wake() if room else None
+            wait = frontier.next_wake() if room and not self._gate.paused else None
             if frontier.deferred_only():
                 # RFC 9309 says retry an unavailable robots.txt later, not idle the crawl for
                 # it: past its grace, such a host is left to a resume.
@@ -295,16 +327,30 @@ class Crawler:
                 return
             try:
                 if job.robots:
-                    hops = await fetcher.fetch_robots(job.url, known=pipeline.knows_robots)
-                    pipeline.robots(job, hops)
+                    await self._robots_job(job, fetcher, pipeline)
                 else:
-                    result = await fetcher.fetch(job.url, any_type=pipeline.is_sitemap(job))
-                    self._dispatched_pages -= 1
-                    pipeline.page(job, result)
+                    await self._page_job(job, fetcher, pipeline)
             except StoreError as exc:
                 self._fail(exc)
             finally:
                 self._wake.set()
+
+    async def _robots_job(self, job: Job, fetcher: Fetcher, pipeline: Pipeline) -> None:
+        async with self._gate.fetching():  # a pause holds the job here, before its request
+            hops = await fetcher.fetch_robots(job.url, known=pipeline.knows_robots)
+        for hop in hops:
+            if hop.status:
+                self.stats.record_response(job.host, hop.elapsed)
+        pipeline.robots(job, hops)
+
+    async def _page_job(self, job: Job, fetcher: Fetcher, pipeline: Pipeline) -> None:
+        async with self._gate.fetching():
+            result = await fetcher.fetch(job.url, any_type=pipeline.is_sitemap(job))
+        self._dispatched_pages -= 1
+        if result.status:
+            self.stats.record_response(job.host, result.elapsed)
+        if pipeline.page(job, result):
+            self.stats.record_stored(result.content_type)
 
     def _fail(self, exc: StoreError) -> None:
         """A store fault (full disk, lost folder) ends the crawl; what was written stays valid."""
@@ -325,6 +371,7 @@ class Crawler:
         if reporter is not None:
             try:
                 await reporter.write(ended=True)
+                await reporter.write_charts()
             except StoreError as exc:
                 self._fail(exc)
         try:
@@ -338,23 +385,6 @@ class Crawler:
             await reporter.every(self._config.report_interval, self._ending)
         except StoreError as exc:
             self._fail(exc)
-
-    def _install_signals(self, loop: asyncio.AbstractEventLoop) -> None:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, self._on_signal, sig)
-
-    def _on_signal(self, sig: signal.Signals) -> None:
-        if self._stop_reason == "signal":
-            # A second Ctrl-C: stop waiting for in-flight fetches.
-            raise KeyboardInterrupt
-        log.warning("received %s, stopping after in-flight fetches", sig.name)
-        self.stop("signal")
-
-    def _remove_signals(self, loop: asyncio.AbstractEventLoop) -> None:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(sig)
 
 
 def _call_soon(

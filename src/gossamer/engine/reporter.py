@@ -9,6 +9,10 @@ from a copy of the statistics and a read-only connection of its own. That thread
 until the rows cut when the report was asked for are committed (the writer thread may still be
 busy with them), then reads in one transaction, so the lists of crawled and not crawled URLs
 come from one state of the database.
+
+When the crawl ends, :meth:`Reporter.write_charts` (or ``report_now(final=True)``) adds
+``reports/report.html``, the report with charts (``monitor/report.py``), on the same thread:
+matplotlib is imported there and then, never at the crawl's start.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gossamer.engine.resume import save_snapshot
+from gossamer.monitor.report import write_report
 from gossamer.stats import CrawlStats
 from gossamer.store import CrawlRecords, MetadataDB, write_reports
 from gossamer.store.domains import DomainRow
@@ -79,17 +84,25 @@ class Reporter:
         finally:
             save_snapshot(self._db, stats)
 
+    async def write_charts(self) -> None:
+        """Write ``reports/report.html`` (at the end of the crawl) on the report thread."""
+        stats = self._stats.copy()
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._thread, write_report, self._out, stats)
+
     def _write(self, ticket: int, stats: CrawlStats, visiting: frozenset[str]) -> list[DomainRow]:
         self._db.wait(ticket)
         with CrawlRecords(self._db.path) as records, records.consistent():
             return write_reports(self._out, stats, records, visiting=visiting)
 
 
-def report_now(out: Path, stats: CrawlStats, db: MetadataDB) -> None:
+def report_now(out: Path, stats: CrawlStats, db: MetadataDB, *, final: bool = False) -> None:
     """Write the reports on this thread, and the domain registry in ``crawl.db`` with the
     same figures (no host in visit: for a coordinator, which sees no frontier, and a crawl
-    that has ended)."""
+    that has ended). ``final``: the crawl has ended, so ``report.html`` is written too."""
     db.put_domains(write_reports(out, stats, db))
+    if final:
+        write_report(out, stats)
 
 
 async def _set_within(event: asyncio.Event, *, seconds: float) -> bool:

@@ -12,35 +12,35 @@ those pipes and on the workers' process sentinels together. A worker that dies (
 fault) is so noticed at once: the coordinator stops the others, brings crawl.db level with what
 every worker wrote to its WARC files, and ends with one error line; the folder then resumes
 like after any other stop.
+
+The whole crawl is watched and steered through the coordinator's ``DIR/control.sock``
+(``engine/fleet.py``): the fleet follows every worker's own control socket, and sends stops
+and added seeds to the coordinator's loop, which waits on them with the workers' pipes. The
+worker processes themselves are ``engine/worker.py``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import ctypes
-import ctypes.util
 import logging
 import multiprocessing
 import multiprocessing.connection
 import pickle
 import signal
-import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from gossamer.config import CrawlConfig, config_from_json, config_to_json
-from gossamer.engine.crawler import Crawler
-from gossamer.engine.partition import Part
+from gossamer.config import CrawlConfig, config_to_json
+from gossamer.engine.fleet import Fleet
+from gossamer.engine.partition import owner
 from gossamer.engine.reporter import report_now
 from gossamer.engine.resume import (
     CrawlLock,
-    carried_fields,
     holds_crawl,
     level,
     load_snapshot,
@@ -48,7 +48,9 @@ from gossamer.engine.resume import (
     save_snapshot,
 )
 from gossamer.engine.timelimit import time_used_up
+from gossamer.engine.worker import FAILED, worker_main
 from gossamer.errors import GossamerError, SeedError, StoreError
+from gossamer.monitor.series import Histogram
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
@@ -56,88 +58,11 @@ from gossamer.store.cdxj import repair_cdxj, sort_cdxj
 
 log = logging.getLogger(__name__)
 
-_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
-FAILED = "failed"  # the reason a worker gives when it dies of a fault that is not a store fault
-
 
 @dataclass(frozen=True, slots=True)
 class WorkersOutcome:
     stats: CrawlStats
     reason: str
-
-
-def _share(total: int | None, index: int, count: int) -> int | None:
-    """Worker ``index``'s part of a page target (the parts add up to the target)."""
-    if total is None:
-        return None
-    return total // count + (1 if index < total % count else 0)
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this worker if the coordinator dies (even by ``kill -9``): an
-    orphaned worker would wait forever for the coordinator's stop, and a resume must find the
-    folder free. Elsewhere this is a no-op."""
-    name = ctypes.util.find_library("c")
-    prctl = getattr(ctypes.CDLL(name), "prctl", None) if name else None
-    if prctl is not None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-def worker_main(  # noqa: PLR0917 - a process target takes its arguments positionally
-    config_data: dict[str, Any],
-    out: str,
-    seeds: SeedList,
-    index: int,
-    count: int,
-    link: Connection,
-    inbox: multiprocessing.Queue[Any],
-    log_level: int = logging.WARNING,
-) -> None:
-    """Entry point of one worker process."""
-    _die_with_parent()
-    # A spawned process starts without the CLI's logging set-up: log at the coordinator's
-    # level, each line saying which worker (and process) it comes from.
-    logging.basicConfig(
-        level=log_level,
-        stream=sys.stderr,
-        format=f"%(asctime)s level=%(levelname)s logger=%(name)s worker={index}"
-        " pid=%(process)d %(message)s",
-    )
-    # Ctrl-C reaches the whole process group; the coordinator decides what it means.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    config = config_from_json(config_data, Path(out))
-    config = replace(config, max_pages=_share(config.max_pages, index, count), progress=False)
-    up = _Uplink(link)
-    # Part only ever calls put(): the uplink stands in for the queue it is typed with.
-    part = Part(index=index, count=count, up=cast("multiprocessing.Queue[Any]", up), inbox=inbox)
-    error = ""
-    snapshot: dict[str, object] = {}
-    try:
-        outcome = asyncio.run(Crawler(config, seeds, part=part).run())
-        snapshot = outcome.stats.snapshot() | carried_fields(outcome.stats)
-        snapshot["reason"] = outcome.reason
-    except SeedError:
-        snapshot = {"reason": "no seeds"}
-    except GossamerError as exc:
-        error = str(exc)
-    except Exception as exc:  # a bug: reported in one line, and the crawl stops
-        log.debug("worker %d failed", index, exc_info=True)
-        snapshot = {"reason": FAILED}
-        error = f"worker {index} failed: {type(exc).__name__}: {exc}"
-    up.put(("done", index, snapshot, error))
-    link.close()
-
-
-class _Uplink:
-    """A worker's channel to the coordinator: a pipe of its own. A worker killed in the middle
-    of a message damages only its own pipe, where a queue shared by all workers would be left
-    with its lock held, and every other writer blocked for ever."""
-
-    def __init__(self, link: Connection) -> None:
-        self._link = link
-
-    def put(self, message: tuple[Any, ...]) -> None:
-        self._link.send(message)
 
 
 def _prepare(config: CrawlConfig, db: MetadataDB) -> None:
@@ -179,8 +104,11 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
                 interim = rebuild_stats(live, saved, config.concurrency * count)
                 report_now(out, interim, live)
 
-        coordinator = _run_processes(config, seeds, count, report)
-        stats = _finish(config, count, saved, coordinator, started)
+        before = float((saved or {}).get("duration_seconds", 0.0))
+        targets = (config.max_pages, config.time_limit)
+        with Fleet(out, count, targets=targets, elapsed_before=before) as fleet:
+            coordinator = _run_processes(config, seeds, count, report, fleet.inbound)
+            stats = _finish(config, count, saved, coordinator, started, fleet)
     if coordinator.errors:
         if coordinator.failed:
             raise GossamerError(
@@ -195,7 +123,11 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
 
 
 def _run_processes(
-    config: CrawlConfig, seeds: SeedList, count: int, report: Callable[[], None]
+    config: CrawlConfig,
+    seeds: SeedList,
+    count: int,
+    report: Callable[[], None],
+    control: Connection,
 ) -> _Coordinator:
     """Start the workers, coordinate them until each is done or lost, and wait for them."""
     context = multiprocessing.get_context("spawn")
@@ -217,7 +149,8 @@ def _run_processes(
         sending.close()  # each worker holds its own: the pipe ends when the worker does
     coordinator = _Coordinator(inboxes)
     try:
-        _coordinate(coordinator, [reading for reading, _ in links], processes, config, report)
+        readings = [reading for reading, _ in links]
+        _coordinate(coordinator, readings, processes, (config.report_interval, report), control)
     except BaseException:
         coordinator.stop_all("signal")
         raise
@@ -229,14 +162,16 @@ def _run_processes(
     return coordinator
 
 
-def _finish(
+def _finish(  # noqa: PLR0917 - the coordinator's whole state at the end, passed on once
     config: CrawlConfig,
     count: int,
     saved: dict[str, Any] | None,
     coordinator: _Coordinator,
     started: float,
+    fleet: Fleet,
 ) -> CrawlStats:
-    """Merge the indexes, level the database if a worker died, recount, write the reports."""
+    """Merge the indexes, level the database if a worker died, recount, write the reports
+    (``report.html`` too); the fleet's last status then has the figures of stats.json."""
     out = config.out
     snapshots = list(coordinator.done.values())
     db = MetadataDB(out / "crawl.db")
@@ -261,11 +196,24 @@ def _finish(
         }
         stats = rebuild_stats(db, carried, config.concurrency * count)
         stats.started = time.time()
-        report_now(out, stats, db)
+        _observed(stats, snapshots)
+        stats.timeline = fleet.timeline_now()
+        report_now(out, stats, db, final=True)
         save_snapshot(db, stats)
     finally:
         db.close()
+    fleet.finish(stats)
     return stats
+
+
+def _observed(stats: CrawlStats, snapshots: list[dict[str, Any]]) -> None:
+    """What only the workers' crawl loops saw (response times, HTML and PDF pages, fetches
+    under way at once: their peaks added), which the rows of crawl.db do not give."""
+    for snapshot in snapshots:
+        stats.latency.add(Histogram.from_json(snapshot.get("fetch_seconds")))
+        stats.html_pages += int(snapshot.get("html_pages", 0))
+        stats.pdf_pages += int(snapshot.get("pdf_pages", 0))
+        stats.max_in_flight += int(snapshot.get("max_in_flight", 0))
 
 
 class _Coordinator:
@@ -302,6 +250,11 @@ class _Coordinator:
             _, k, processed = message
             # Idle for real only once it has processed every batch forwarded to it so far.
             self.idle[k] = processed == self.delivered[k]
+        elif kind == "stop-request":  # through the control channel (engine/fleet.py)
+            self.stop_all(message[1])
+        elif kind == "seeds":  # added live: each to the worker owning its host, as forwards are
+            for url in message[1]:
+                self.handle(("urls", owner(url, len(self._inboxes)), [(url, 0, None)]))
         elif kind == "done":
             _, k, snapshot, error = message
             self.done[k] = snapshot
@@ -336,13 +289,15 @@ def _coordinate(
     coordinator: _Coordinator,
     links: Sequence[Connection],
     processes: Sequence[BaseProcess],
-    config: CrawlConfig,
-    report: Callable[[], None],
+    reports: tuple[float, Callable[[], None]],
+    control: Connection,
 ) -> None:
     """Run the coordinator until every worker is done or lost.
 
-    It waits on every worker's pipe and process sentinel at once: a worker that ends without
-    saying "done" (killed, or dead of a fault) is noticed at once, never waited for.
+    It waits on every worker's pipe and process sentinel at once, and on ``control`` (stops
+    and seeds from the control channel): a worker that ends without saying "done" (killed, or
+    dead of a fault) is noticed at once, never waited for. ``reports``: the interval of the
+    interim reports, and what writes them.
     """
     previous = {
         sig: signal.signal(sig, lambda *_: coordinator.stop_all("signal"))
@@ -350,7 +305,7 @@ def _coordinate(
     }
     open_links = set(links)
     sentinels = {process.sentinel: k for k, process in enumerate(processes)}
-    interval = config.report_interval
+    interval, report = reports
     last_report = time.monotonic()
     try:
         while len(coordinator.done) < len(processes):
@@ -359,7 +314,8 @@ def _coordinate(
                     report()
                 last_report = time.monotonic()
             # The timeout is the report timer; every other wake-up is a message or an exit.
-            ready = multiprocessing.connection.wait([*open_links, *sentinels], timeout=interval)
+            waited: list[Connection | int] = [*open_links, *sentinels, control]
+            ready = multiprocessing.connection.wait(waited, timeout=interval)
             for link in ready:
                 if isinstance(link, Connection):
                     _receive(coordinator, link, open_links)

@@ -282,7 +282,7 @@ def _crawl(
         if not isinstance(other, StoreError):
             raise other
     stats.concurrency = options.threads
-    report_now(config.out, stats, db)
+    report_now(config.out, stats, db, final=True)  # with reports/report.html
     if fault:
         raise fault[0]
     if stats.pages == 0 and reason == "exhausted":

@@ -1,7 +1,12 @@
 """Web UI, server: the aiohttp application behind ``gossamer serve``.
 
 Data flow: browser -> guard (Host check, error pages, security headers) -> **app** (routes,
-parameter checks) -> search engine, page info, cached copies -> pages -> browser.
+parameter checks) -> search engine, page info, cached copies -> pages -> browser; and the
+Crawl page (``dashboard``), which follows the crawl running in the folder, if any.
+
+A folder being crawled has no index yet: the search side opens the index on the first search
+once ``gossamer index`` has made a complete one, and until then answers 503 with what to run,
+while the Crawl page works from the start.
 
 Two policies keep crawled content inert. Our own pages carry no script at all, and their
 Content-Security-Policy says so (``default-src 'none'``, see ``guard``): if escaping ever
@@ -26,14 +31,16 @@ from pathlib import Path
 from aiohttp import web
 
 from gossamer.errors import GossamerError
-from gossamer.index import WarcReader
+from gossamer.index import IndexingError, WarcReader
 from gossamer.search.engine import MAX_PAGE, SearchEngine
 from gossamer.search.errors import SearchError
 from gossamer.search.info import page_info
 from gossamer.search.query import MAX_QUERY_CHARS
 from gossamer.search.ranking import RankingWeights
+from gossamer.search.ready import require_complete_index
 from gossamer.store import CrawlRecords
 from gossamer.web.cached import load_cached
+from gossamer.web.dashboard import Steering, add_dashboard
 from gossamer.web.guard import PAGE_POLICY, guard, is_loopback
 from gossamer.web.links import SANDBOX_ALLOWS, relinked
 from gossamer.web.pages import cached_page, error_page, home_page, info_page, results_page
@@ -50,7 +57,45 @@ CACHED_POLICY = (
 _MAX_URL_CHARS = 8192
 _PAGE_DIGITS = len(str(MAX_PAGE))
 
-ENGINE = web.AppKey("engine", SearchEngine)
+
+class SearchSide:
+    """The folder's search engine, opened once its index is complete (a folder still being
+    crawled has none yet)."""
+
+    def __init__(self, crawl_dir: Path, weights: RankingWeights | None) -> None:
+        self._dir = crawl_dir
+        self._weights = weights
+        self._engine: SearchEngine | None = None
+        self.missing = ""  # why there is no engine yet
+        self._open()
+
+    def _open(self) -> None:
+        try:
+            require_complete_index(self._dir)
+        except IndexingError as exc:
+            self.missing = str(exc)
+            return
+        self._engine = SearchEngine(self._dir, self._weights)
+        self.missing = ""
+
+    def engine(self) -> SearchEngine:
+        """The engine; 503 with the reason while the folder has no complete index."""
+        if self._engine is None:
+            self._open()
+        if self._engine is None:
+            raise web.HTTPServiceUnavailable(text=f"Search is not ready: {self.missing}.")
+        return self._engine
+
+    @property
+    def documents(self) -> int | None:
+        return None if self._engine is None else self._engine.documents
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
+
+
+ENGINE = web.AppKey("engine", SearchSide)
 RECORDS = web.AppKey("records", CrawlRecords)
 READER = web.AppKey("reader", WarcReader)
 ENGLISH = web.AppKey("english", bool)
@@ -74,7 +119,12 @@ def _english(request: web.Request) -> bool:
 async def _home(request: web.Request) -> web.StreamResponse:
     if request.query.get("q"):
         return await _search(request)
-    return _html(home_page(request.app[ENGINE].documents))
+    side = request.app[ENGINE]
+    try:
+        side.engine()  # an index made since the start is opened now
+    except web.HTTPServiceUnavailable:
+        return _html(home_page(None, side.missing))
+    return _html(home_page(side.documents))
 
 
 def _page_number(request: web.Request) -> int:
@@ -92,7 +142,7 @@ async def _search(request: web.Request) -> web.StreamResponse:
     page = _page_number(request)
     english = _english(request)
     language = "en" if english else None
-    engine = request.app[ENGINE]
+    engine = request.app[ENGINE].engine()
     # A page past the last one (an old link, a hand-typed URL) is clamped by the engine.
     result = engine.search(query, page=page, language=language)
     return _html(results_page(result, english))
@@ -101,7 +151,7 @@ async def _search(request: web.Request) -> web.StreamResponse:
 async def _info(request: web.Request) -> web.StreamResponse:
     url = _param(request, "url", _MAX_URL_CHARS)
     query = _param(request, "q", MAX_QUERY_CHARS)
-    info = page_info(request.app[ENGINE], request.app[RECORDS], url, query)
+    info = page_info(request.app[ENGINE].engine(), request.app[RECORDS], url, query)
     if info is None:
         return _html(error_page("Not found", "This URL is not in the crawl."), status=404)
     return _html(info_page(info, _english(request)))
@@ -143,12 +193,14 @@ def make_app(
     weights: RankingWeights | None = None,
     english: bool = False,
     bind: str = "127.0.0.1",
+    control_token: str | None = None,
 ) -> web.Application:
-    """The web UI for one crawl folder, to listen on ``bind``; opens the index now, so a
-    missing one fails early. On a loopback ``bind`` it answers only to loopback host names."""
-    engine = SearchEngine(crawl_dir, weights)
+    """The web UI for one crawl folder, to listen on ``bind``; opens the index now if it is
+    complete. On a loopback ``bind`` it answers only to loopback host names. Steering the
+    crawl needs ``control_token`` when ``bind`` is not loopback (see ``dashboard``)."""
+    side = SearchSide(crawl_dir, weights)
     app = web.Application(middlewares=[guard(bind)])
-    app[ENGINE] = engine
+    app[ENGINE] = side
     app[RECORDS] = CrawlRecords(crawl_dir / "crawl.db")
     app[READER] = WarcReader(crawl_dir / "warc")
     app[ENGLISH] = english
@@ -159,6 +211,7 @@ def make_app(
     app.router.add_get("/cached", _cached)
     app.router.add_get("/cached/raw", _cached_raw)
     app.router.add_get("/style.css", _style)
+    add_dashboard(app, crawl_dir, Steering.for_bind(bind, control_token))
     return app
 
 
@@ -169,11 +222,16 @@ def serve(
     port: int = 8000,
     weights: RankingWeights | None = None,
     english: bool = False,
+    control_token: str | None = None,
 ) -> int:
     """Run the web UI until interrupted (``gossamer serve``)."""
-    app = make_app(crawl_dir, weights=weights, english=english, bind=host)
+    app = make_app(
+        crawl_dir, weights=weights, english=english, bind=host, control_token=control_token
+    )
     if not is_loopback(host):
         log.warning("serving on %s: anyone who can reach it can read the crawl", host)
+        if control_token is None:
+            log.warning("steering the crawl from the page is off: no --control-token given")
     try:
         web.run_app(app, host=host, port=port, print=None, handle_signals=True)
     except OSError as exc:

@@ -42,7 +42,15 @@ def shown_title(title: str, limit: int | None = TITLE_CHARS) -> str:
     return text
 
 
-def home_page(documents: int) -> str:
+def home_page(documents: int | None, missing: str = "") -> str:
+    """The search home; ``documents`` is None while the folder has no complete index
+    (``missing`` says why), as when it is still being crawled."""
+    if documents is None:
+        body = (
+            f'<p class="note">Search is not ready: {esc(missing)}.</p>'
+            '<p>Watch the crawl on the <a href="/crawl">Crawl</a> page.</p>'
+        )
+        return layout("Search", body)
     body = (
         f'<p class="note">Search {documents} pages. Operators: <code>"exact phrase"</code>, '
         "<code>-word</code>, <code>site:example.org</code>.</p>"

@@ -4,8 +4,9 @@ Data flow: web handlers -> pages -> **render** -> HTML. Everything a crawled pag
 (titles, URLs, snippets, headers) passes through :func:`esc` on its way into markup; a URL
 becomes a link only through :func:`outbound` (http and https only) or :func:`local` (our own
 routes, with the query string built by ``urlencode``; :func:`route` is the same link before
-escaping, for markup that a parser serialises). There are no templates and no
-scripts: our pages are plain HTML, which lets the policy forbid scripts altogether.
+escaping, for markup that a parser serialises). There are no templates, and no script but the
+Crawl page's own (``layout(script=...)``, a file of ours, never inline): every other page is
+plain HTML, which lets its policy forbid scripts altogether.
 """
 
 from __future__ import annotations
@@ -41,19 +42,26 @@ def outbound(url: str, text: str, css: str = "") -> str:
     return f'<a{cls} href="{esc(url)}" rel="noopener noreferrer nofollow">{esc(text)}</a>'
 
 
-def layout(title: str, body: str, *, query: str = "", english: bool = False) -> str:
+def layout(
+    title: str, body: str, *, query: str = "", english: bool = False, script: str = ""
+) -> str:
+    """A whole page; ``script`` is the path of one of our scripts (the Crawl page only)."""
     checked = " checked" if english else ""
+    loads = f'<script src="{esc(script)}" defer></script>' if script else ""
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)} - Gossamer</title>"
-        '<link rel="stylesheet" href="/style.css"></head><body>'
+        # An empty icon: the browser asks for no /favicon.ico (which would be a 404).
+        '<link rel="icon" href="data:,">'
+        f'<link rel="stylesheet" href="/style.css">{loads}</head><body>'
         '<header class="top"><a class="brand" href="/">Gossamer</a>'
         '<form action="/search" method="get" role="search">'
         f'<input type="search" name="q" value="{esc(query)}" aria-label="Search" size="50">'
         f'<label><input type="checkbox" name="lang" value="en"{checked}> English only</label>'
-        '<button type="submit">Search</button></form></header>'
+        '<button type="submit">Search</button></form>'
+        '<nav class="sections"><a href="/">Search</a> <a href="/crawl">Crawl</a></nav></header>'
         f"<main>{body}</main></body></html>\n"
     )
 
@@ -84,4 +92,16 @@ table.meta td { word-break: break-all; }
 .cached-bar { background: #fff8e1; border: 1px solid #f0d98c; padding: .6em 1em; margin: 1em 0; }
 iframe.cached { width: 100%; height: 75vh; border: 1px solid #ccc; }
 ul.links { font-size: .85em; }
+nav.sections { margin-left: auto; display: flex; gap: 1em; }
+.state { font-weight: 600; }
+body[data-state="running"] .state { color: #188038; }
+body[data-state="paused"] .state, body[data-state="pausing"] .state { color: #b06000; }
+table.grid { border-collapse: collapse; font-size: .9em; margin-bottom: 1em; }
+table.grid th, table.grid td { padding: .2em .9em .2em 0; text-align: left; }
+table.grid td.n, table.grid th.n { text-align: right; font-variant-numeric: tabular-nums; }
+img.chart { max-width: 100%; border: 1px solid #eee; }
+form.control { display: inline-block; margin: 0 .6em .6em 0; }
+form.control.seeds { display: block; max-width: 40em; }
+form.seeds textarea { width: 100%; font-family: monospace; }
+main:has(.dashboard) { max-width: 72em; }
 """

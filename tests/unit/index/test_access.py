@@ -82,10 +82,17 @@ def test_an_index_with_no_page_yet_is_incomplete(
     assert "is being written by another process and holds no page yet" in error
 
 
-def test_search_and_serve_without_an_index(capsys: pytest.CaptureFixture[str], crawl: Path) -> None:
-    for command in (["search", crawl, "wal"], ["serve", crawl, "--port", "1"]):
-        error = one_error(*run(capsys, *command))
-        assert error == f"no search index in {crawl}; run 'gossamer index {crawl}' first"
+def test_search_without_an_index_and_serve_without_a_crawl(
+    capsys: pytest.CaptureFixture[str], crawl: Path, tmp_path: Path
+) -> None:
+    error = one_error(*run(capsys, "search", crawl, "wal"))
+    assert error == f"no search index in {crawl}; run 'gossamer index {crawl}' first"
+    # serve also serves a folder not indexed yet (its Crawl page watches the crawl), but
+    # not a folder that holds no crawl at all.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    error = one_error(*run(capsys, "serve", empty, "--port", "1"))
+    assert error == f"{empty} holds no crawl (no crawl.db): nothing to serve"
 
 
 def test_readonly_uri_is_immutable_only_where_nothing_can_be_written(

@@ -1,0 +1,110 @@
+"""One worker process of a ``gossamer crawl --workers N`` crawl: its entry point and uplink.
+
+Data flow: the coordinator (``engine/workers.py``) spawns **worker_main** with the crawl's
+settings, the seeds and its index; the worker runs the same ``Crawler`` as a lone crawl, with
+a ``Part`` (``engine/partition.py``) for its share of the hosts, and ends by sending the
+coordinator its statistics ("done"). Its own control socket (``DIR/control-wK.sock``) is the
+crawler's, which the coordinator's fleet (``engine/fleet.py``) follows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import logging
+import multiprocessing
+import signal
+import sys
+from dataclasses import replace
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any, cast
+
+from gossamer.config import config_from_json
+from gossamer.engine.crawler import Crawler
+from gossamer.engine.partition import Part
+from gossamer.engine.resume import carried_fields
+from gossamer.errors import GossamerError, SeedError
+from gossamer.seeds import SeedList
+
+__all__ = ["FAILED", "worker_main"]
+
+log = logging.getLogger(__name__)
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+FAILED = "failed"  # the reason a worker gives when it dies of a fault that is not a store fault
+
+
+def _share(total: int | None, index: int, count: int) -> int | None:
+    """Worker ``index``'s part of a page target (the parts add up to the target)."""
+    if total is None:
+        return None
+    return total // count + (1 if index < total % count else 0)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker if the coordinator dies (even by ``kill -9``): an
+    orphaned worker would wait forever for the coordinator's stop, and a resume must find the
+    folder free. Elsewhere this is a no-op."""
+    name = ctypes.util.find_library("c")
+    prctl = getattr(ctypes.CDLL(name), "prctl", None) if name else None
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def worker_main(  # noqa: PLR0917 - a process target takes its arguments positionally
+    config_data: dict[str, Any],
+    out: str,
+    seeds: SeedList,
+    index: int,
+    count: int,
+    link: Connection,
+    inbox: multiprocessing.Queue[Any],
+    log_level: int = logging.WARNING,
+) -> None:
+    """Entry point of one worker process."""
+    _die_with_parent()
+    # A spawned process starts without the CLI's logging set-up: log at the coordinator's
+    # level, each line saying which worker (and process) it comes from.
+    logging.basicConfig(
+        level=log_level,
+        stream=sys.stderr,
+        format=f"%(asctime)s level=%(levelname)s logger=%(name)s worker={index}"
+        " pid=%(process)d %(message)s",
+    )
+    # Ctrl-C reaches the whole process group; the coordinator decides what it means.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    config = config_from_json(config_data, Path(out))
+    config = replace(config, max_pages=_share(config.max_pages, index, count), progress=False)
+    up = _Uplink(link)
+    # Part only ever calls put(): the uplink stands in for the queue it is typed with.
+    part = Part(index=index, count=count, up=cast("multiprocessing.Queue[Any]", up), inbox=inbox)
+    error = ""
+    snapshot: dict[str, object] = {}
+    try:
+        outcome = asyncio.run(Crawler(config, seeds, part=part).run())
+        snapshot = outcome.stats.snapshot() | carried_fields(outcome.stats)
+        snapshot["reason"] = outcome.reason
+    except SeedError:
+        snapshot = {"reason": "no seeds"}
+    except GossamerError as exc:
+        error = str(exc)
+    except Exception as exc:  # a bug: reported in one line, and the crawl stops
+        log.debug("worker %d failed", index, exc_info=True)
+        snapshot = {"reason": FAILED}
+        error = f"worker {index} failed: {type(exc).__name__}: {exc}"
+    up.put(("done", index, snapshot, error))
+    link.close()
+
+
+class _Uplink:
+    """A worker's channel to the coordinator: a pipe of its own. A worker killed in the middle
+    of a message damages only its own pipe, where a queue shared by all workers would be left
+    with its lock held, and every other writer blocked for ever."""
+
+    def __init__(self, link: Connection) -> None:
+        self._link = link
+
+    def put(self, message: tuple[Any, ...]) -> None:
+        self._link.send(message)
