@@ -106,8 +106,17 @@ def test_search_command_prints_json(searchable: Path, capsys: pytest.CaptureFixt
     assert data["matched"] == "all"
     assert data["language"] == "en"
     assert 0 < len(data["hits"]) <= 30
+    conn = sqlite3.connect(searchable / "index" / "anchors.db")
+    try:
+        named = {url for (url,) in conn.execute(
+            "SELECT target FROM anchors WHERE lower(text) LIKE '%amber%'"
+        )}  # fmt: skip
+    finally:
+        conn.close()
     for hit in data["hits"]:
-        assert "amber" in (hit["title"] + hit["snippet"]["text"] + hit["url"]).lower()
+        # The word is on the page, or in the words of a link to it (anchor text).
+        shown = (hit["title"] + hit["snippet"]["text"] + hit["url"]).lower()
+        assert "amber" in shown or hit["url"] in named
 
 
 def _web_with_a_near_duplicate() -> Web:

@@ -21,6 +21,7 @@ import argparse
 import os
 import sys
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from gossamer.index import IndexingError, IndexReport, build_index
 from gossamer.rank import DAMPING, TOLERANCE, rank_crawl
 from gossamer.search.engine import MAX_PAGE, SearchEngine
 from gossamer.search.output import format_json, format_text
-from gossamer.search.ranking import RankingWeights
+from gossamer.search.ranking import RANKINGS, RankingWeights
 from gossamer.search.ready import require_complete_index
 
 __all__ = ["add_parsers", "run_index", "run_rank", "run_search", "run_serve"]
@@ -39,14 +40,23 @@ _page = int_between(1, MAX_PAGE)
 
 
 def _ranking_flags(p: argparse.ArgumentParser) -> None:
-    defaults = RankingWeights()
     group = p.add_argument_group("ranking")
-    group.add_argument("--english", action="store_true", help="only pages detected as English")
-    group.add_argument("--text-weight", type=weight, default=defaults.text)
-    group.add_argument("--pagerank-weight", type=weight, default=defaults.pagerank)
-    group.add_argument("--host-rank-weight", type=weight, default=defaults.host_rank)
     group.add_argument(
-        "--no-title-tiers", action="store_true", help="do not put title matches first"
+        "--ranking",
+        choices=sorted(RANKINGS),
+        default="blend",
+        help="bm25: field-weighted text relevance alone; blend (default): with anchor text,"
+        " word proximity and a PageRank prior",
+    )
+    group.add_argument("--english", action="store_true", help="only pages detected as English")
+    group.add_argument("--text-weight", type=weight, help="override the preset's weight")
+    group.add_argument("--pagerank-weight", type=weight, help="override the preset's weight")
+    group.add_argument("--host-rank-weight", type=weight, help="override the preset's weight")
+    group.add_argument(
+        "--title-tiers",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="put pages with the query words in their title first (off in both presets)",
     )
 
 
@@ -102,12 +112,14 @@ def _control_token(text: str) -> str:
 
 
 def _weights(args: argparse.Namespace) -> RankingWeights:
-    return RankingWeights(
-        text=args.text_weight,
-        pagerank=args.pagerank_weight,
-        host_rank=args.host_rank_weight,
-        title_tiers=not args.no_title_tiers,
-    )
+    """The preset ``--ranking`` names, with the weights given on the command line."""
+    given = {
+        "text": args.text_weight,
+        "pagerank": args.pagerank_weight,
+        "host_rank": args.host_rank_weight,
+        "title_tiers": args.title_tiers,
+    }
+    return replace(RANKINGS[args.ranking], **{k: v for k, v in given.items() if v is not None})
 
 
 def _progress(done: int, total: int) -> None:

@@ -21,6 +21,7 @@ import pypdf
 from pypdf.errors import PyPdfError
 from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser, LexborNode
 
+from gossamer.index.links import Anchor, anchors_of
 from gossamer.parse import decode_html
 from gossamer.parse.html import robots_directives, title_of
 
@@ -61,6 +62,7 @@ class PageText:
     body: str  # main text, whitespace collapsed
     lang_hint: str = ""  # <html lang>, lowercased primary subtag; "" when absent
     noindex: bool = False  # <meta name=robots content=noindex>
+    anchors: tuple[Anchor, ...] = ()  # the page's links and their words, when its URL is known
 
 
 def kind_of(content_type: str | None) -> str | None:
@@ -73,11 +75,11 @@ def kind_of(content_type: str | None) -> str | None:
     return None
 
 
-def extract(content: bytes, content_type: str | None) -> PageText | None:
-    """The text of an HTML or PDF body; None for any other type."""
+def extract(content: bytes, content_type: str | None, url: str = "") -> PageText | None:
+    """The text of an HTML or PDF body fetched from ``url``; None for any other type."""
     kind = kind_of(content_type)
     if kind == "html":
-        return extract_html(content, content_type or "text/html")
+        return extract_html(content, content_type or "text/html", url)
     if kind == "pdf":
         return extract_pdf(content)
     return None
@@ -161,17 +163,22 @@ def _lang_hint(tree: LexborHTMLParser) -> str:
     return lang.split("-", 1)[0][:8]
 
 
-def extract_html(content: bytes, content_type: str = "text/html") -> PageText:
-    """Title, headings, meta description and main text of an HTML page; never raises."""
+def extract_html(content: bytes, content_type: str = "text/html", url: str = "") -> PageText:
+    """Title, headings, meta description and main text of an HTML page; never raises.
+
+    With the page's ``url``, its links and their words come too (``anchors``): all of
+    them, navigation included, since a menu entry names its target as well as any link.
+    """
     text, _ = decode_html(content, content_type)
     tree = LexborHTMLParser(text, options=LexborDocumentOptions.WO_EVENTS)
     title = title_of(tree) or _meta(tree, "og:title")
     description = _meta(tree, "description", "og:description", "twitter:description")
     noindex = _noindex(tree)
     lang_hint = _lang_hint(tree)
+    anchors = anchors_of(tree, url) if url else ()
     body = tree.body
     if body is None:
-        return PageText("html", title, (), description, "", lang_hint, noindex)
+        return PageText("html", title, (), description, "", lang_hint, noindex, anchors)
     _drop_boilerplate(body)
     roots = body.css("main, [role=main]") or body.css("article")
     if roots:
@@ -184,9 +191,8 @@ def extract_html(content: bytes, content_type: str = "text/html") -> PageText:
     headings = tuple(h for h in (_text(n) for n in heading_nodes[:_MAX_HEADINGS]) if h)
     if not title and headings:
         title = headings[0]
-    return PageText(
-        "html", title, headings, description, main_text[:MAX_TEXT_CHARS], lang_hint, noindex
-    )
+    main_text = main_text[:MAX_TEXT_CHARS]
+    return PageText("html", title, headings, description, main_text, lang_hint, noindex, anchors)
 
 
 # pypdf parses hostile input in pure Python; these are the faults a broken file provokes.

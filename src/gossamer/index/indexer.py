@@ -1,7 +1,9 @@
 """Index stage, driver: ``gossamer index DIR`` turns new crawl pages into searchable documents.
 
 Data flow: crawl.db + WARC -> extract -> language + near-duplicate keys (simhash, MinHash)
--> duplicate group (``near``) -> document store -> tantivy. Only pages without a row in the
+-> duplicate group (``near``) -> document store -> tantivy; each page's links with their
+words go to the anchor store, and a last step (``relink``) rewrites the documents whose
+anchor text changed after they were written. Only pages without a row in the
 document store are read (see ``docstore``), so after a resumed crawl only the new documents
 are indexed.
 
@@ -13,7 +15,8 @@ a slow writer holds back the readers instead of piling results up in memory.
 Each batch is committed to tantivy first and then to the document store. A run killed in
 between leaves documents that tantivy has and the store does not; an ``in_flight`` mark,
 set before a batch starts and cleared in the store's commit of it, makes the next run
-delete each document's URL from tantivy before adding it again.
+delete each document's URL from tantivy before adding it again. An index written by an
+older Gossamer, without a field this one writes, is deleted and built again from the crawl.
 """
 
 from __future__ import annotations
@@ -25,19 +28,28 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 import tantivy
 
 from gossamer.index.access import IndexLock
+from gossamer.index.anchors import ANCHORS_FILE, AnchorStore
 from gossamer.index.archive import WarcReader
+from gossamer.index.document import PageFacts, page_document
 from gossamer.index.errors import IndexingError
 from gossamer.index.extract import PageText, extract, kind_of
 from gossamer.index.language import detect_language
 from gossamer.index.near import NearKeys, choose_group, near_keys
-from gossamer.index.schema import INDEX_DIR, Fields, IndexHandle, open_index
-from gossamer.store.docstore import DocRow, DocStore, PendingPage
+from gossamer.index.relink import relink
+from gossamer.index.schema import (
+    DOCSTORE_FILE,
+    INDEX_DIR,
+    Fields,
+    IndexHandle,
+    drop_outdated,
+    open_index,
+)
+from gossamer.store.docstore import DocStore, PendingPage
 from gossamer.store.records import MAX_DECODED
 from gossamer.urls import host_or_empty
 
@@ -45,7 +57,6 @@ __all__ = ["DOCSTORE_FILE", "ExtractedPage", "IndexReport", "build_index", "read
 
 log = logging.getLogger(__name__)
 
-DOCSTORE_FILE = "docs.db"
 _CHUNK = 250  # pages per task sent to a worker process
 _WRITER_HEAP = 256 * 1024 * 1024
 _POOL_MIN_PAGES = 2000  # below this, starting worker processes costs more than it saves
@@ -82,6 +93,7 @@ class IndexReport:
     seconds: float
     workers: int
     languages: dict[str, int] = field(default_factory=dict)
+    relinked: int = 0  # documents written again with the words of links found later
 
     @property
     def pages_per_second(self) -> float:
@@ -98,6 +110,7 @@ class IndexReport:
                 f"exact duplicates:    {self.exact_duplicates}",
                 f"near duplicates:     {self.near_duplicates}",
                 f"languages:           {langs}",
+                f"anchor text updated: {self.relinked}",
                 f"documents in index:  {self.documents}",
                 f"time:                {self.seconds:.2f} s"
                 f" ({self.pages_per_second:.0f} pages/s, {self.workers} worker(s))",
@@ -124,7 +137,7 @@ def _read_one(reader: WarcReader, page: PendingPage) -> ExtractedPage:
     mime = response.content_type or page.content_type or ""
     if response.decode_error:
         return ExtractedPage(page, host, response.date, mime, None, "", _NO_KEYS, 0, "bad_encoding")
-    text = extract(response.content, mime)
+    text = extract(response.content, mime, page.url)
     if text is None:
         return ExtractedPage(page, host, response.date, mime, None, "", _NO_KEYS, 0, "not_text")
     if text.noindex:
@@ -175,34 +188,6 @@ def _extracted(
                 future.cancel()
 
 
-def _document(item: ExtractedPage, row: DocRow) -> tantivy.Document:
-    text = item.text
-    assert text is not None  # only indexable pages become documents
-    page = item.page
-    doc = tantivy.Document()
-    doc.add_text(Fields.URL, page.url)
-    doc.add_text(Fields.URL_ID, page.url_id)
-    doc.add_text(Fields.URL_WORDS, page.url)
-    doc.add_text(Fields.TITLE, text.title)
-    for heading in text.headings:
-        doc.add_text(Fields.HEADINGS, heading)
-    doc.add_text(Fields.DESCRIPTION, text.description)
-    doc.add_text(Fields.BODY, text.body)
-    doc.add_text(Fields.HOST, item.host)
-    labels = item.host.split(".")
-    for i in range(len(labels)):
-        doc.add_text(Fields.SITE, ".".join(labels[i:]))
-    doc.add_text(Fields.LANG, item.lang)
-    doc.add_text(Fields.CONTENT_TYPE, text.kind)
-    doc.add_text(Fields.MIME, item.mime)
-    doc.add_date(Fields.CRAWLED, datetime.fromtimestamp(page.fetched_at, tz=UTC))
-    if page.doc_id:
-        doc.add_text(Fields.DOC_ID, page.doc_id)
-    doc.add_unsigned(Fields.NUM, row.num)
-    doc.add_unsigned(Fields.GROUP, row.group_id)
-    return doc
-
-
 @dataclass
 class _Tally:
     indexed: int = 0
@@ -210,24 +195,51 @@ class _Tally:
     near: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     languages: Counter[str] = field(default_factory=Counter)
+    relinked: int = 0
 
 
-def _store(
-    item: ExtractedPage,
-    store: DocStore,
-    writer: tantivy.IndexWriter,
-    recovering: bool,
-    tally: _Tally,
-) -> None:
+@dataclass(frozen=True, slots=True)
+class _Sinks:
+    """Where one run writes: the document store, the anchor store, tantivy."""
+
+    store: DocStore
+    anchors: AnchorStore
+    writer: tantivy.IndexWriter
+
+    def begin(self) -> None:
+        # Marked before tantivy can get ahead of the store, cleared in the batch's own commit.
+        self.store.set_in_flight(True)
+        self.store.begin()
+        self.anchors.begin()
+
+    def commit(self) -> None:
+        try:
+            self.writer.commit()
+        except ValueError as exc:
+            raise IndexingError(f"cannot write the search index: {exc}") from exc
+        self.anchors.commit()
+        self.store.set_in_flight(False)
+        self.store.commit()
+
+    def rollback(self) -> None:
+        self.store.rollback()
+        self.anchors.rollback()
+        self.writer.rollback()
+
+
+def _store(item: ExtractedPage, sinks: _Sinks, recovering: bool, tally: _Tally) -> None:
     page = item.page
     if item.skip == UNREADABLE:
         tally.skipped[item.skip] += 1
         return
+    store, writer = sinks.store, sinks.writer
     if page.old_num is not None:
         store.forget(page.old_num)
     if page.old_num is not None or recovering:
         writer.delete_documents_by_term(Fields.URL_ID, page.url_id)
     text = item.text
+    if text is not None:
+        sinks.anchors.replace(page.url_id, item.host, text.anchors)
     kind = text.kind if text is not None else (kind_of(item.mime) or "other")
     grouping = choose_group(store, page.doc_id, item.keys) if not item.skip else None
     row = store.add(
@@ -244,10 +256,15 @@ def _store(
         group=grouping.group if grouping is not None else None,
         indexed=not item.skip,
     )
-    if item.skip:
+    if item.skip or text is None:
         tally.skipped[item.skip] += 1
         return
-    writer.add_document(_document(item, row))
+    facts = PageFacts(
+        page.url, page.url_id, item.host, item.lang, item.mime, page.fetched_at,
+        page.doc_id, row.num, row.group_id,
+    )  # fmt: skip
+    anchor_text = sinks.anchors.values_for(page.url, item.host)
+    writer.add_document(page_document(text, facts, anchor_text))
     tally.indexed += 1
     tally.languages[item.lang] += 1
     if grouping is not None:
@@ -274,40 +291,27 @@ def build_index(
     tally = _Tally()
     index_dir = crawl_dir / INDEX_DIR
     # One run at a time: the lock is taken before anything under DIR/index is touched.
-    with IndexLock(crawl_dir, index_dir), DocStore(index_dir / DOCSTORE_FILE) as store:
-        handle: IndexHandle = open_index(crawl_dir, create=True)
-        if store.upgraded:
-            log.warning(
-                "the index was written by an older Gossamer: pages indexed before are found as"
-                " near-duplicates by simhash only; 'rm -r %s' and index again for MinHash",
-                index_dir,
+    with IndexLock(crawl_dir, index_dir):
+        if drop_outdated(crawl_dir):
+            log.warning("the index was written by an older Gossamer; building it again")
+        with (
+            DocStore(index_dir / DOCSTORE_FILE) as store,
+            AnchorStore(index_dir / ANCHORS_FILE) as anchors,
+        ):
+            pending = _run(
+                crawl_dir,
+                store,
+                anchors,
+                tally=tally,
+                progress=progress,
+                max_decoded=max_decoded,
+                workers=workers,
+                batch_size=batch_size,
             )
-        pending = store.pending(crawl_db)
-        recovering = store.in_flight
-        if recovering:
-            log.warning("the last index run was interrupted; re-adding its documents safely")
-        writer = _writer(crawl_dir, handle)
-        done = 0
-        _begin(store)
-        try:
-            for items in _extracted(crawl_dir, pending, workers, max_decoded):
-                for item in items:
-                    _store(item, store, writer, recovering, tally)
-                done += len(items)
-                if progress is not None:
-                    progress(done, len(pending))
-                if done % batch_size < len(items):
-                    _commit(store, writer)
-                    _begin(store)
-            _commit(store, writer)
-        except BaseException:
-            store.rollback()
-            writer.rollback()
-            raise
-        writer.wait_merging_threads()
-        documents = store.count()
+            documents = store.count()
     return IndexReport(
         pending=len(pending),
+        relinked=tally.relinked,
         indexed=tally.indexed,
         skipped=dict(tally.skipped),
         exact_duplicates=tally.exact,
@@ -317,6 +321,51 @@ def build_index(
         workers=workers if len(pending) >= _POOL_MIN_PAGES else 1,
         languages=dict(tally.languages),
     )
+
+
+def _run(
+    crawl_dir: Path,
+    store: DocStore,
+    anchors: AnchorStore,
+    *,
+    tally: _Tally,
+    progress: Callable[[int, int], None] | None,
+    max_decoded: int,
+    workers: int,
+    batch_size: int,
+) -> list[PendingPage]:
+    """Index the pending pages of an open store in batches; the pages it read."""
+    handle: IndexHandle = open_index(crawl_dir, create=True)
+    if store.upgraded:
+        log.warning(
+            "the index was written by an older Gossamer: pages indexed before are found as"
+            " near-duplicates by simhash only; 'rm -r %s' and index again for MinHash",
+            crawl_dir / INDEX_DIR,
+        )
+    pending = store.pending(crawl_dir / "crawl.db")
+    recovering = store.in_flight
+    if recovering:
+        log.warning("the last index run was interrupted; re-adding its documents safely")
+    sinks = _Sinks(store, anchors, _writer(crawl_dir, handle))
+    done = 0
+    sinks.begin()
+    try:
+        for items in _extracted(crawl_dir, pending, workers, max_decoded):
+            for item in items:
+                _store(item, sinks, recovering, tally)
+            done += len(items)
+            if progress is not None:
+                progress(done, len(pending))
+            if done % batch_size < len(items):
+                sinks.commit()
+                sinks.begin()
+        sinks.commit()
+    except BaseException:
+        sinks.rollback()
+        raise
+    tally.relinked = relink(handle, sinks.writer, anchors)
+    sinks.writer.wait_merging_threads()
+    return pending
 
 
 def _writer(crawl_dir: Path, handle: IndexHandle) -> tantivy.IndexWriter:
@@ -330,18 +379,3 @@ def _writer(crawl_dir: Path, handle: IndexHandle) -> tantivy.IndexWriter:
             if busy
             else f"cannot write the search index of {crawl_dir}: {exc}"
         ) from exc
-
-
-def _begin(store: DocStore) -> None:
-    # Marked before tantivy can get ahead of the store, cleared in the batch's own commit.
-    store.set_in_flight(True)
-    store.begin()
-
-
-def _commit(store: DocStore, writer: tantivy.IndexWriter) -> None:
-    try:
-        writer.commit()
-    except ValueError as exc:
-        raise IndexingError(f"cannot write the search index: {exc}") from exc
-    store.set_in_flight(False)
-    store.commit()

@@ -6,31 +6,41 @@ both register the same analyzer under the same name; tantivy stores only the nam
 The analyzer is tantivy's ``en_stem`` chain (simple tokenizer, long-token removal, lower
 case, Porter stemmer) with English stopwords removed before stemming. Stopword removal
 keeps token positions, so a phrase such as "out of memory" still needs its words in place.
+
+An index written before a field existed cannot be searched for it: ``open_index`` checks
+for the newest field (``Fields.ANCHORS``) and says to run ``gossamer index`` again, which
+rebuilds such an index from the crawl (see ``indexer``).
 """
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import tantivy
 
-from gossamer.index.access import readonly_index_path
+from gossamer.index.access import LOCK_NAME, readonly_index_path
 from gossamer.index.errors import IndexingError
 
 __all__ = [
     "ANALYZER",
+    "DOCSTORE_FILE",
     "INDEX_DIR",
     "RAW_FIELDS",
     "TEXT_FIELDS",
     "Fields",
     "IndexHandle",
     "build_schema",
+    "drop_outdated",
+    "is_current",
     "make_analyzer",
     "open_index",
+    "url_words",
 ]
 
 INDEX_DIR = "index"  # under the crawl folder
+DOCSTORE_FILE = "docs.db"  # under INDEX_DIR: the document store (gossamer.store.docstore)
 _TANTIVY_DIR = "tantivy"  # under INDEX_DIR, beside the document store
 ANALYZER = "gossamer_en"
 _MAX_TOKEN_BYTES = 40
@@ -41,7 +51,8 @@ class Fields:
 
     URL = "url"  # stored, raw: the exact URL, for look-ups and deletes
     URL_ID = "url_id"  # stored, raw: SHA-1 of the URL, as in crawl.db
-    URL_WORDS = "url_words"  # analysed words of the URL (path names say a lot)
+    URL_WORDS = "url_words"  # analysed words of the URL but its scheme (see url_words)
+    ANCHORS = "anchors"  # words of the links pointing at the page (see index.anchors)
     TITLE = "title"
     HEADINGS = "headings"
     DESCRIPTION = "description"
@@ -57,7 +68,15 @@ class Fields:
     GROUP = "group"  # near-duplicate group (a NUM), for collapsing results
 
 
-TEXT_FIELDS = (Fields.TITLE, Fields.HEADINGS, Fields.DESCRIPTION, Fields.BODY, Fields.URL_WORDS)
+TEXT_FIELDS = (
+    Fields.TITLE,
+    Fields.HEADINGS,
+    Fields.DESCRIPTION,
+    Fields.BODY,
+    Fields.URL_WORDS,
+    Fields.ANCHORS,
+)
+_UNSTORED = frozenset({Fields.URL_WORDS, Fields.ANCHORS})  # made again from the URL, anchors.db
 RAW_FIELDS = (
     Fields.URL,
     Fields.URL_ID,
@@ -83,7 +102,7 @@ def make_analyzer() -> tantivy.TextAnalyzer:
 def build_schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     for name in TEXT_FIELDS:
-        builder.add_text_field(name, stored=name != Fields.URL_WORDS, tokenizer_name=ANALYZER)
+        builder.add_text_field(name, stored=name not in _UNSTORED, tokenizer_name=ANALYZER)
     for name in RAW_FIELDS:
         builder.add_text_field(name, stored=name != Fields.SITE, tokenizer_name="raw")
     builder.add_text_field(Fields.MIME, stored=True, tokenizer_name="raw", index_option="basic")
@@ -91,6 +110,25 @@ def build_schema() -> tantivy.Schema:
     builder.add_unsigned_field(Fields.NUM, stored=True, indexed=True, fast=True)
     builder.add_unsigned_field(Fields.GROUP, stored=True, indexed=True, fast=True)
     return builder.build()
+
+
+def url_words(url: str) -> str:
+    """The part of a URL worth searching: host, path and query, without the scheme.
+
+    Path names say what a page is ("/docs/json-functions"); the host's words find a site
+    by name in a crawl of many, and in a crawl of one site every page has them, which
+    BM25's inverse document frequency turns into next to nothing.
+    """
+    return url.split("//", 1)[-1]
+
+
+def is_current(schema: tantivy.Schema) -> bool:
+    """Whether an index has every field this version writes (the newest one is enough)."""
+    try:
+        tantivy.Query.term_query(schema, Fields.ANCHORS, "")
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,5 +162,35 @@ def open_index(crawl_dir: Path, *, create: bool) -> IndexHandle:
             raise IndexingError(f"no search index in {crawl_dir}; run 'gossamer index' first")
     except (ValueError, OSError) as exc:
         raise IndexingError(f"cannot open search index {path}: {exc}") from exc
+    if not create and not is_current(index.schema):
+        raise IndexingError(
+            f"the search index of {crawl_dir} was built by an older Gossamer;"
+            f" run 'gossamer index {crawl_dir}' again to rebuild it"
+        )
     index.register_tokenizer(ANALYZER, analyzer)
     return IndexHandle(index, index.schema, analyzer, path)
+
+
+def drop_outdated(crawl_dir: Path) -> bool:
+    """Delete an index written before this version's fields, so that it is built anew.
+
+    Everything under ``DIR/index`` goes but the lock file (the caller holds that lock):
+    tantivy's files, and the document and anchor stores that must agree with them.
+    """
+    index_dir = crawl_dir / INDEX_DIR
+    path = index_dir / _TANTIVY_DIR
+    try:
+        if not (path.is_dir() and tantivy.Index.exists(str(path))):
+            return False
+        if is_current(tantivy.Index.open(str(path)).schema):
+            return False
+        for entry in index_dir.iterdir():
+            if entry.name == LOCK_NAME:
+                continue
+            if entry.is_dir():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    except (ValueError, OSError) as exc:
+        raise IndexingError(f"cannot replace the outdated search index {path}: {exc}") from exc
+    return True

@@ -20,15 +20,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from gossamer.rank.errors import RankError
-from gossamer.rank.graph import HostGraph, UrlGraph
-from gossamer.rank.pagerank import PageRankResult
+
+if TYPE_CHECKING:  # the search side reads ranks without the graph code and scipy
+    from gossamer.rank.graph import HostGraph, UrlGraph
+    from gossamer.rank.pagerank import PageRankResult
 
 __all__ = ["RANK_DIR", "Ranks", "load_ranks", "write_ranks"]
 

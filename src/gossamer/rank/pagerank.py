@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse
 
 __all__ = ["DAMPING", "TOLERANCE", "PageRankResult", "pagerank"]
 
@@ -62,6 +61,8 @@ def pagerank(
     dangling = out_degree == 0
     weights = np.reciprocal(out_degree[src]) if len(src) else np.zeros(0)
     # CSR over (dst, src): row i lists who links to i, so M @ r gathers incoming rank.
+    from scipy import sparse  # noqa: PLC0415 - only computing ranks needs scipy, not reading them
+
     matrix = sparse.coo_array((weights, (dst, src)), shape=(nodes, nodes)).tocsr()
     scores = np.full(nodes, 1.0 / nodes)
     teleport = (1.0 - damping) / nodes

@@ -4,8 +4,12 @@ Data flow: query -> **compile** -> engine. Query words go through the same analy
 documents (stopwords out, Porter stems), so "Running" finds "runs"; a query word that is a
 stopword disappears, and a word the analyzer splits ("e-mail") becomes a phrase.
 
-Every word is searched in every text field with that field's boost, and the per-field
-BM25 scores add up, as tantivy's own query parser does. Three queries come out:
+Every word is searched in every text field with that field's boost (title, headings,
+description, body, the URL's words, and the words of links pointing at the page), and the
+per-field BM25 scores add up: a BM25F in spirit, field by field. With two words or more,
+the whole query as a sloppy phrase (its words within ``proximity_slop`` positions of each
+other, in order) adds a score of its own, so pages where the words stand together come
+before pages that merely hold them all. Three queries come out:
 
 * ``strict``: every word and phrase required (what the user sees first);
 * ``loose``: any of them, for when the strict one finds nothing;
@@ -13,6 +17,8 @@ BM25 scores add up, as tantivy's own query parser does. Three queries come out:
   the tiers.
 
 Both ``strict`` and ``loose`` carry the filters: excluded terms, ``site:`` and language.
+An excluded term is looked for in the page's own text only, not in the words others use
+for it.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from dataclasses import dataclass
 
 import tantivy
 
-from gossamer.index import Fields
+from gossamer.index.schema import Fields
 from gossamer.search.query import ParsedQuery, QueryTerm
 from gossamer.search.ranking import RankingWeights
 
@@ -51,7 +57,10 @@ class _Compiler:
             Fields.DESCRIPTION: weights.description_boost,
             Fields.BODY: weights.body_boost,
             Fields.URL_WORDS: weights.url_boost,
+            Fields.ANCHORS: weights.anchor_boost,
         }
+        self._proximity = weights.proximity_boost
+        self._slop = weights.proximity_slop
 
     def tokens(self, text: str) -> list[tuple[int, str]]:
         tokens = self._analyzer.pre_tokenize(text).tokens
@@ -65,17 +74,35 @@ class _Compiler:
             return tantivy.Query.term_query(self._schema, field, tokens[0][1])
         return tantivy.Query.phrase_query(self._schema, field, list(tokens))
 
-    def clause(self, term: QueryTerm) -> tantivy.Query | None:
-        """The term in any text field, or None when analysis leaves nothing of it."""
+    def clause(self, term: QueryTerm, *, own: bool = False) -> tantivy.Query | None:
+        """The term in any text field (``own``: but anchors), or None when analysis leaves
+        nothing of it."""
         tokens = self.tokens(term.text)
         if not tokens:
             return None
         fields = [
             (Should, tantivy.Query.boost_query(self.field_query(f, tokens), boost))
             for f, boost in self._boosts.items()
-            if boost > 0 and (len(tokens) == 1 or f != Fields.URL_WORDS)
+            if boost > 0
+            and (len(tokens) == 1 or f != Fields.URL_WORDS)
+            and not (own and f == Fields.ANCHORS)
         ]
         return tantivy.Query.boolean_query(fields)
+
+    def proximity(self, terms: tuple[QueryTerm, ...]) -> tantivy.Query | None:
+        """All the query's words near each other, in order, in one field: a score bonus."""
+        tokens = self.tokens(" ".join(term.text for term in terms))
+        if self._proximity <= 0 or len(tokens) < 2:
+            return None
+        fields = [
+            (Should, tantivy.Query.boost_query(
+                tantivy.Query.phrase_query(self._schema, f, list(tokens), slop=self._slop),
+                boost * self._proximity,
+            ))
+            for f, boost in self._boosts.items()
+            if boost > 0 and f != Fields.URL_WORDS
+        ]  # fmt: skip
+        return tantivy.Query.boolean_query(fields) if fields else None
 
     def title_clause(self, term: QueryTerm) -> tantivy.Query | None:
         tokens = self.tokens(term.text)
@@ -105,7 +132,7 @@ def compile_query(
             titles.append(title)
     filters: list[tuple[tantivy.Occur, tantivy.Query]] = []
     for term in parsed.exclude:
-        clause = compiler.clause(term)
+        clause = compiler.clause(term, own=True)
         if clause is not None:
             filters.append((MustNot, clause))
     if parsed.sites:
@@ -120,9 +147,11 @@ def compile_query(
         if not base:
             return CompiledQuery(tantivy.Query.empty_query(), None, (), 0, empty=True)
         return CompiledQuery(tantivy.Query.boolean_query(base + filters), None, (), 0)
-    strict = tantivy.Query.boolean_query([(Must, q) for q in required] + filters)
+    near = compiler.proximity(parsed.include)
+    bonus = [(Should, near)] if near is not None else []
+    strict = tantivy.Query.boolean_query([(Must, q) for q in required] + bonus + filters)
     loose = None
     if len(required) > 1:
         anything = tantivy.Query.boolean_query([(Should, q) for q in required])
-        loose = tantivy.Query.boolean_query([(Must, anything), *filters])
+        loose = tantivy.Query.boolean_query([(Must, anything), *bonus, *filters])
     return CompiledQuery(strict, loose, tuple(titles), len(required))

@@ -20,14 +20,15 @@ import numpy as np
 import numpy.typing as npt
 import tantivy
 
-from gossamer.index import DOCSTORE_FILE, INDEX_DIR, Fields, open_index
-from gossamer.rank import Ranks, host_name, load_ranks
+from gossamer.index.schema import DOCSTORE_FILE, INDEX_DIR, Fields, open_index
+from gossamer.rank.export import Ranks, load_ranks
 from gossamer.search.compile import CompiledQuery, compile_query
 from gossamer.search.errors import SearchError
 from gossamer.search.query import parse_query
 from gossamer.search.ranking import Candidate, Ordered, RankingWeights, log_scaled, order_candidates
 from gossamer.search.results import Copy, HitScores, SearchHit, SearchPage, Snippet
 from gossamer.store.docstore import DocStore
+from gossamer.urls import host_or_empty as host_name
 
 __all__ = ["COPIES_LISTED", "PER_PAGE", "SearchEngine"]
 

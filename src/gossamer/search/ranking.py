@@ -3,15 +3,22 @@
 Data flow: engine (BM25 candidates) -> **ranking** -> result pages. Pure functions over
 plain numbers, so the ordering can be tested and tuned without an index.
 
-The order follows seed 002's search engine: candidates whose title holds every query term
-come first, then those whose title holds some, then the rest (``tier`` 0, 1, 2); inside a
-tier, by the blended score
+Candidates are ordered by the blended score
 
     ``text * bm25 / max(bm25) + pagerank * pr + host_rank * hr``
 
-where ``pr`` and ``hr`` are log-scaled PageRank (``log(1 + rank * N) / log(1 + max * N)``,
-in 0..1), because raw PageRank spans orders of magnitude and would otherwise drown the text
-score or vanish next to it. Duplicate groups then keep only their best member.
+where ``bm25`` is the field-weighted text score of ``compile`` (anchor text and the
+proximity bonus included) and ``pr`` and ``hr`` are log-scaled PageRank
+(``log(1 + rank * N) / log(1 + max * N)``, in 0..1): a small additive prior, since raw
+PageRank spans orders of magnitude and would otherwise drown the text score or vanish next
+to it. Seed 002's title tiers (every query term in the title first, then some, then none:
+``tier`` 0, 1, 2) can be put before the score; they are off by default, having lost in the
+ablation of BENCHMARKS.md. Duplicate groups then keep only their best member.
+
+Two presets name the rankings a user can choose (``gossamer search --ranking``): ``bm25``,
+the field-weighted text score alone as before anchor text and proximity, and ``blend``,
+the default, every component with the weights tuned on one documentation corpus and checked
+on another (``benchmarks/search_quality.py``).
 """
 
 from __future__ import annotations
@@ -24,24 +31,40 @@ import numpy.typing as npt
 
 from gossamer.search.errors import SearchError
 
-__all__ = ["Candidate", "RankingWeights", "log_scaled", "order_candidates"]
+__all__ = ["RANKINGS", "Candidate", "RankingWeights", "log_scaled", "order_candidates"]
 
 
 @dataclass(frozen=True, slots=True)
 class RankingWeights:
-    """The tunable knobs of the ranking; the defaults were chosen on the test web and docs."""
+    """The tunable knobs of the ranking; the defaults are the ``blend`` preset.
+
+    The anchor, proximity, PageRank and title-tier values are the grid search's choice on the
+    SQLite documentation corpus (``benchmarks/search_quality.py``); the field boosts are
+    issue 6's."""
 
     text: float = 1.0
     pagerank: float = 0.3
     host_rank: float = 0.1
-    title_tiers: bool = True
+    title_tiers: bool = False
     # Field boosts for BM25: title and headings say what a page is about.
     title_boost: float = 3.0
     headings_boost: float = 2.0
     description_boost: float = 1.5
     url_boost: float = 1.0
     body_boost: float = 1.0
+    anchor_boost: float = 2.0  # words of the links pointing at the page
+    proximity_boost: float = 2.0  # the query's words near each other, times the field boost
+    proximity_slop: int = 0  # positions allowed between them (0: side by side, in order)
     candidates: int = 1000  # BM25 hits re-ranked; later ones are not reached
+
+    @staticmethod
+    def preset(name: str) -> RankingWeights:
+        """The weights of a named ranking: one of ``RANKINGS``."""
+        try:
+            return RANKINGS[name]
+        except KeyError:
+            names = ", ".join(RANKINGS)
+            raise SearchError(f"unknown ranking {name!r}; choose one of: {names}") from None
 
     def validate(self) -> None:
         numbers = (
@@ -53,11 +76,23 @@ class RankingWeights:
             self.description_boost,
             self.url_boost,
             self.body_boost,
+            self.anchor_boost,
+            self.proximity_boost,
         )
         if any(not np.isfinite(n) or n < 0 for n in numbers):
             raise SearchError("ranking weights must be finite and not negative")
+        if self.proximity_slop < 0:
+            raise SearchError("the proximity slop must not be negative")
         if self.candidates < 1:
             raise SearchError("the number of candidates must be at least 1")
+
+
+RANKINGS: dict[str, RankingWeights] = {
+    "blend": RankingWeights(),
+    "bm25": RankingWeights(
+        pagerank=0.0, host_rank=0.0, title_tiers=False, anchor_boost=0.0, proximity_boost=0.0
+    ),
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from gossamer.errors import StoreError
-from gossamer.index import DOCSTORE_FILE, INDEX_DIR, IndexingError
 from gossamer.index.access import is_writing
+from gossamer.index.errors import IndexingError
+from gossamer.index.schema import DOCSTORE_FILE, INDEX_DIR
 from gossamer.store.docstore import DocStore
 
 __all__ = ["require_complete_index"]

@@ -21,7 +21,7 @@ def test_title_matches_come_first_then_blended_score() -> None:
     ranked = order_candidates(
         [cand(0, 10.0), cand(1, 2.0, title=1), cand(2, 1.0, title=2), cand(3, 9.0, pr=1.0)],
         terms=2,
-        weights=RankingWeights(),
+        weights=RankingWeights(title_tiers=True),
     )
     assert [o.candidate.key for o in ranked] == [2, 1, 3, 0]
     assert [o.tier for o in ranked] == [0, 1, 2, 2]
@@ -105,3 +105,14 @@ def test_host_rank_is_blended_into_the_score() -> None:
     assert [o.candidate.key for o in order_candidates([leading, trailing], 1, no_host)] == [2, 3]
     heavy = order_candidates([obscure, known], 1, RankingWeights(host_rank=2.0))
     assert heavy[0].score == pytest.approx(1.0 + 0.3 * 0.5 + 2.0 * 0.8)
+
+
+def test_presets_name_the_rankings_a_user_can_choose() -> None:
+    assert RankingWeights.preset("blend") == RankingWeights()
+    bm25 = RankingWeights.preset("bm25")
+    assert (bm25.pagerank, bm25.host_rank, bm25.anchor_boost, bm25.proximity_boost) == (0, 0, 0, 0)
+    assert not bm25.title_tiers
+    with pytest.raises(SearchError, match="unknown ranking 'pagerank'; choose one of: blend, bm25"):
+        RankingWeights.preset("pagerank")
+    with pytest.raises(SearchError, match="slop"):
+        RankingWeights(proximity_slop=-1).validate()
