@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gossamer.errors import ConfigError, shortened
-from gossamer.fetch.resolver import parse_resolve
 from gossamer.robots.parser import product_token
 
 if TYPE_CHECKING:
@@ -106,6 +105,9 @@ def _strings(value: Any) -> bool:
 
 
 def _resolve(value: Any) -> str | None:
+    # The fetch package (aiohttp) is imported only when a config names --resolve entries.
+    from gossamer.fetch.resolver import parse_resolve  # noqa: PLC0415
+
     if not _strings(value):
         return "must be a list of HOST:IP strings"
     for entry in value:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import logging
 import os
@@ -29,7 +30,6 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from gossamer import __version__
-from gossamer.cli import crawl, recover, search, study, testweb, tree
 from gossamer.errors import ConfigError, GossamerError, escaped
 
 __all__ = ["EXIT_ERROR", "build_parser", "main"]
@@ -72,18 +72,41 @@ class _Parser(argparse.ArgumentParser):
         return super()._parse_optional(arg_string)
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Each subcommand's module and the function that registers it, in the order of ``--help``.
+# A command line naming one subcommand imports that module alone, so ``gossamer search``
+# does not pay for the crawler's imports (aiohttp, the frontier, ...).
+_REGISTRARS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("crawl",), "crawl", "add_parser"),
+    (("testweb",), "testweb", "add_testweb_parser"),
+    (("recover",), "recover", "add_parser"),
+    (("export-tree",), "tree", "add_parser"),
+    (("study",), "study", "add_parser"),
+    (("demo",), "testweb", "add_demo_parser"),
+    (("index", "rank", "search", "serve"), "search", "add_parsers"),
+)
+
+
+def _named_command(words: list[str]) -> str | None:
+    """The subcommand a command line names: its first word that is not a global option."""
+    for word in words:
+        if word in ("-v", "--verbose") or (word.startswith("-v") and set(word[1:]) == {"v"}):
+            continue
+        return word
+    return None
+
+
+def build_parser(words: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given the command line, with only the subcommand it names (when it names
+    a known one), else with every subcommand."""
     parser = _Parser(prog="gossamer", description=_ABOUT)
     parser.add_argument("--version", action="version", version=f"gossamer {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0)
     sub = parser.add_subparsers(dest="command", required=True)
-    crawl.add_parser(sub)
-    testweb.add_testweb_parser(sub)
-    recover.add_parser(sub)
-    tree.add_parser(sub)
-    study.add_parser(sub)
-    testweb.add_demo_parser(sub)
-    search.add_parsers(sub)
+    named = None if words is None else _named_command(words)
+    wanted = [entry for entry in _REGISTRARS if named in entry[0]] or _REGISTRARS
+    for _, module, function in wanted:
+        registrar = getattr(importlib.import_module(f"gossamer.cli.{module}"), function)
+        registrar(sub)
     return parser
 
 
@@ -126,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     as_json = _wants_json(words)
     try:
-        args = build_parser().parse_args(words)
+        args = build_parser(words).parse_args(words)
         _configure_logging(args.verbose)
         run: Command = args.run
         status = run(args)

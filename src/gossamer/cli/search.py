@@ -20,19 +20,23 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gossamer.cli.flags import fraction, int_between, path, serve_port, weight
 from gossamer.errors import ConfigError
-from gossamer.index import IndexingError, IndexReport, build_index
-from gossamer.rank import DAMPING, TOLERANCE, rank_crawl
+from gossamer.rank.pagerank import DAMPING, TOLERANCE
 from gossamer.search.engine import MAX_PAGE, SearchEngine
 from gossamer.search.output import format_json, format_text
 from gossamer.search.ranking import RANKINGS, RankingWeights
 from gossamer.search.ready import require_complete_index
+
+if TYPE_CHECKING:
+    from gossamer.index import IndexReport
+
+# The indexer (pypdf, selectolax, the process pool) and the ranker (scipy) are imported by
+# their own commands only: a search starts without them.
 
 __all__ = ["add_parsers", "run_index", "run_rank", "run_search", "run_serve"]
 
@@ -129,6 +133,10 @@ def _progress(done: int, total: int) -> None:
 
 def _index(crawl_dir: Path, workers: int) -> IndexReport:
     # What was committed before a failure is kept (see ``build_index``); the next run goes on.
+    from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415
+
+    from gossamer.index import IndexingError, build_index  # noqa: PLC0415
+
     again = f"the batches already committed are kept; run 'gossamer index {crawl_dir}' again"
     try:
         return build_index(crawl_dir, workers=workers, progress=_progress)
@@ -150,6 +158,8 @@ def run_index(args: argparse.Namespace) -> int:
 
 
 def run_rank(args: argparse.Namespace) -> int:
+    from gossamer.rank import rank_crawl  # noqa: PLC0415
+
     print(rank_crawl(args.dir, damping=args.damping, tolerance=args.tolerance).summary())
     return 0
 

@@ -14,8 +14,9 @@ HTML and PDF readers, and a search from the command line should not wait for the
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from gossamer.lazy import exports
 
 if TYPE_CHECKING:
     from gossamer.index.archive import ArchivedResponse, WarcReader
@@ -62,10 +63,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _HOMES)

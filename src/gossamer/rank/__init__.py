@@ -10,8 +10,9 @@ search) does not import the graph code and scipy, which only computing them need
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from gossamer.lazy import exports
 
 # Eager, and cheap (numpy only): the function shares its module's name, which a lazy
 # import would leave bound to the module.
@@ -58,10 +59,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _HOMES)

@@ -130,8 +130,9 @@ def load_ranks(crawl_dir: Path) -> Ranks | None:
     if not (folder / URL_RANKS).is_file():
         return None
     try:
-        urls = pq.read_table(folder / URL_RANKS, columns=["url", "pagerank"])
-        hosts = pq.read_table(folder / HOST_RANKS, columns=["host", "pagerank"])
+        # ParquetFile reads a file without pyarrow's dataset layer (0.1 s of imports).
+        urls = pq.ParquetFile(folder / URL_RANKS).read(columns=["url", "pagerank"])
+        hosts = pq.ParquetFile(folder / HOST_RANKS).read(columns=["host", "pagerank"])
         summary = json.loads((folder / SUMMARY).read_text(encoding="utf-8"))
     except (OSError, pa.ArrowException, ValueError) as exc:
         raise RankError(f"cannot read the ranks in {folder}: {exc}") from exc

@@ -10,12 +10,37 @@ The index's bookkeeping database ``DIR/index/docs.db`` is here too (``docstore``
 is raised as ``StoreError``.
 """
 
-from gossamer.store.cdxj import CdxjWriter, sort_cdxj
-from gossamer.store.metadata import MetadataDB, crawl_db_problem
-from gossamer.store.reads import CrawlReads, CrawlRecords, recorded_files
-from gossamer.store.reports import summary_line, write_reports
-from gossamer.store.rows import PageRow, page_row
-from gossamer.store.warc import WarcLocation, WarcStore
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gossamer.lazy import exports
+
+if TYPE_CHECKING:
+    from gossamer.store.cdxj import CdxjWriter, sort_cdxj
+    from gossamer.store.metadata import MetadataDB, crawl_db_problem
+    from gossamer.store.reads import CrawlReads, CrawlRecords, recorded_files
+    from gossamer.store.reports import summary_line, write_reports
+    from gossamer.store.rows import PageRow, page_row
+    from gossamer.store.warc import WarcLocation, WarcStore
+
+# Loaded on first use: a reader of one file (docs.db, crawl.db) does not import the WARC
+# writer, the CDXJ writer or the fetcher's types behind them.
+_HOMES = {
+    "CdxjWriter": "cdxj",
+    "sort_cdxj": "cdxj",
+    "MetadataDB": "metadata",
+    "crawl_db_problem": "metadata",
+    "CrawlReads": "reads",
+    "CrawlRecords": "reads",
+    "recorded_files": "reads",
+    "summary_line": "reports",
+    "write_reports": "reports",
+    "PageRow": "rows",
+    "page_row": "rows",
+    "WarcLocation": "warc",
+    "WarcStore": "warc",
+}
 
 __all__ = [
     "CdxjWriter",
@@ -32,3 +57,5 @@ __all__ = [
     "summary_line",
     "write_reports",
 ]
+
+__getattr__ = exports(__name__, _HOMES)

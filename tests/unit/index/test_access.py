@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import gossamer.index
 from gossamer.cli import main
-from gossamer.cli import search as commands
 from gossamer.index import DOCSTORE_FILE, INDEX_DIR
 from gossamer.index import indexer as indexer_module
 from gossamer.index.access import IndexLock, is_writing
@@ -63,7 +63,7 @@ def test_a_worker_process_that_dies(
     def broken(*args: object, **kwargs: object) -> None:
         raise BrokenProcessPool("a child process terminated abruptly")
 
-    monkeypatch.setattr(commands, "build_index", broken)
+    monkeypatch.setattr(gossamer.index, "build_index", broken)  # what `index` calls
     error = one_error(*run(capsys, "index", crawl))
     assert error.startswith(f"an indexing process died (out of memory?) while indexing {crawl}")
 
