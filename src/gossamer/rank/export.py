@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -136,10 +136,8 @@ def load_ranks(crawl_dir: Path) -> Ranks | None:
         summary = json.loads((folder / SUMMARY).read_text(encoding="utf-8"))
     except (OSError, pa.ArrowException, ValueError) as exc:
         raise RankError(f"cannot read the ranks in {folder}: {exc}") from exc
-    url_names = [str(u) for u in urls.column("url").to_pylist()]
-    url_scores = [float(v or 0.0) for v in urls.column("pagerank").to_pylist()]
-    host_names = [str(h) for h in hosts.column("host").to_pylist()]
-    host_scores = [float(v or 0.0) for v in hosts.column("pagerank").to_pylist()]
+    url_names, url_scores = _column_pairs(urls, "url")
+    host_names, host_scores = _column_pairs(hosts, "host")
     return Ranks(
         url_rank=dict(zip(url_names, url_scores, strict=True)),
         host_rank=dict(zip(host_names, host_scores, strict=True)),
@@ -147,3 +145,11 @@ def load_ranks(crawl_dir: Path) -> Ranks | None:
         hosts=len(host_names),
         summary=summary,
     )
+
+
+def _column_pairs(table: pa.Table, key: str) -> tuple[list[str], list[float]]:
+    """The names and scores of a ranks table as Python lists, converted in C (a missing
+    score is 0): a search opens the ranks of every URL, 143k on a 10k-page crawl."""
+    names = cast("list[str]", table.column(key).to_pylist())  # written by us, never null
+    scores = table.column("pagerank").to_numpy(zero_copy_only=False)
+    return names, np.nan_to_num(scores.astype(np.float64), nan=0.0).tolist()
