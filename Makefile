@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit clean browser spin mutation
+.PHONY: demo test lint typecheck unit clean browser spin redis mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,14 @@ spin:
 	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq spin gcc >/dev/null) \
 	  || echo "spin or gcc not installed: the Spin model checks will be skipped"; }
 
-test: $(STAMP) lint typecheck browser spin
+# The shared-frontier tests (tests/unit/distributed, tests/integration/test_redis_*.py) start
+# Debian's redis-server themselves; install it when we can (root + apt).
+redis:
+	@command -v redis-server >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null) \
+	  || echo "redis-server not installed: the shared-frontier tests will be skipped"; }
+
+test: $(STAMP) lint typecheck browser spin redis
 	$(BIN)/pytest -q
 
 # Mutation testing of the modules whose mistakes cost most ([tool.mutmut] in pyproject.toml

@@ -21,6 +21,8 @@ Exceptions are for faults, and every one raised by Gossamer descends from one ro
     │                          used, or an index another process is writing: our lock or
     │                          tantivy's ``LockBusy`` (index/errors.py)
     ├── RankError              PageRank cannot be computed, saved or loaded (rank/errors.py)
+    ├── SharedFrontierError    Redis unreachable, or crawl data in Redis unusable
+    │                          (distributed/errors.py)
     └── SearchError            a query, page-info or cached-copy request that cannot be
                                answered as given (search/errors.py)
 

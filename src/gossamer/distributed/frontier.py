@@ -1,0 +1,274 @@
+"""The shared frontier in Redis: what each worker asks for, and tells, about the crawl.
+
+Data flow: seeds and links -> **RedisFrontier.add / complete** -> Redis -> **lease** -> the
+worker's fetcher -> **complete** -> ... Many workers on many machines share one crawl: each
+call is one Redis round-trip (a Lua script from :mod:`gossamer.distributed.lua`), atomic
+against every other worker.
+
+Key layout, all under ``gossamer:{NAME}:`` (``P``)::
+
+    P settings          string  the crawl's settings, JSON (settings.py)
+    P politeness        hash    delay, crawl_delay_cap, max_backoff, max_retries, per_host
+    P q:HOST            list    the host's queued jobs (codec.py JSON), oldest first
+    P ready             zset    host -> next-allowed time; unleased hosts with queued work
+    P host:HOST         hash    next, crawl_delay, errors, fetched, admitted
+    P lease:HOST        hash    worker, token, job (in flight), expires
+    P leases            zset    host -> lease expiry, for the reaper
+    P held:WORKER       set     the hosts a worker holds, for its heartbeat
+    P tokens            string  the fencing-token counter
+    P seen:SHARD        set     64-bit fingerprints as integers (compact intsets)
+    P robots:ORIGIN     string  robots.txt cache, JSON, with a TTL
+    P control           hash    state: running | paused | stopped
+    P workers / beats   hash    worker -> figures JSON / last heartbeat time
+
+The clock is Redis ``TIME`` unless a ``clock`` is injected (tests): one clock for every machine,
+so a delay holds across workers whatever their own clocks say.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from gossamer.config import CrawlConfig
+from gossamer.distributed import lua, settings
+from gossamer.distributed.codec import decode_job, encode_job, seen_member
+from gossamer.distributed.errors import SharedFrontierError
+from gossamer.frontier.hosts import Job
+from gossamer.urls import host_of
+
+__all__ = [
+    "Finished",
+    "Halted",
+    "Idle",
+    "Lease",
+    "Leased",
+    "Lost",
+    "RedisFrontier",
+    "Wait",
+]
+
+LEASE_TTL = 30.0  # seconds a lease lives without a heartbeat
+REAP_LIMIT = 32  # expired leases returned per lease call (the rest on the next calls)
+ADD_BATCH = 500  # URLs per ADD script call, so no single script holds Redis for long
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The right to fetch ``job`` from ``host`` now; ``token`` fences a stale completion."""
+
+    host: str
+    token: str
+    job: Job
+
+
+@dataclass(frozen=True, slots=True)
+class Leased:
+    lease: Lease
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """No host is ready before ``until`` (frontier clock)."""
+
+    until: float
+
+
+@dataclass(frozen=True, slots=True)
+class Idle:
+    """Nothing ready, but other workers hold leases: their links may bring work."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """No queued job and no lease anywhere: the crawl has run dry."""
+
+
+@dataclass(frozen=True, slots=True)
+class Halted:
+    """The crawl is paused or stopped (``state``)."""
+
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class Lost:
+    """The lease had expired and was reaped (or taken over): the completion was refused."""
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The completion was recorded; the host may be asked again from ``next_time``."""
+
+    next_time: float
+    queued: int  # new links queued
+
+
+LeaseAnswer = Leased | Wait | Idle | Finished | Halted
+
+
+@contextlib.contextmanager
+def _wrapped(what: str) -> Iterator[None]:
+    """Redis's own errors (connection lost, refused command) as one of ours."""
+    try:
+        yield
+    except RedisError as exc:
+        raise SharedFrontierError(f"Redis could not {what}: {exc}") from exc
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class RedisFrontier:
+    """One worker's handle on the crawl ``name`` in Redis."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        name: str,
+        worker: str,
+        *,
+        ttl: float = LEASE_TTL,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.redis = redis
+        self.prefix = f"gossamer:{name}:"
+        self.worker = worker
+        self.ttl = ttl
+        self._clock = clock
+        self._lease = redis.register_script(lua.LEASE)
+        self._complete = redis.register_script(lua.COMPLETE)
+        self._renew = redis.register_script(lua.RENEW)
+        self._reap = redis.register_script(lua.REAP)
+        self._add = redis.register_script(lua.ADD)
+        self._create = redis.register_script(lua.CREATE)
+
+    def _now(self) -> str:
+        return "" if self._clock is None else repr(self._clock())
+
+    async def _run(self, script: Any, args: Sequence[str | float | int]) -> Any:
+        with _wrapped("run a frontier step"):
+            return await script(args=[self.prefix, self._now(), *args])
+
+    async def create(self, config: CrawlConfig) -> bool:
+        """Store the crawl's settings unless a crawl of this name exists; True if created.
+        One script, so a creator that dies half-way leaves nothing half-made."""
+        fields = settings.politeness_fields(config)
+        args = [self.prefix, settings.to_json(config)]
+        args += [item for pair in fields.items() for item in pair]
+        with _wrapped("create the crawl"):
+            return bool(await self._create(args=args))
+
+    async def stored_settings(self) -> bytes | str | None:
+        with _wrapped("read the crawl's settings"):
+            raw: bytes | str | None = await self.redis.get(self.prefix + "settings")
+        return raw
+
+    async def add(self, jobs: Iterable[Job]) -> int:
+        """Queue the jobs whose URL was never seen; the number queued (per-host budget kept)."""
+        queued = 0
+        batch: list[str] = []
+        for job in jobs:
+            batch += _admission(job)
+            if len(batch) >= 4 * ADD_BATCH:
+                queued += int(await self._run(self._add, batch))
+                batch = []
+        if batch:
+            queued += int(await self._run(self._add, batch))
+        return queued
+
+    async def lease(self) -> LeaseAnswer:
+        """Lease the earliest ready host to this worker and take its next job."""
+        reply = await self._run(self._lease, [self.worker, repr(self.ttl), REAP_LIMIT])
+        kind = _text(reply[0])
+        if kind == "job":
+            host = _text(reply[1])
+            job = decode_job(reply[3], host)
+            return Leased(Lease(host=host, token=_text(reply[2]), job=job))
+        if kind == "wait":
+            return Wait(float(reply[1]))
+        if kind == "idle":
+            return Idle()
+        if kind == "finished":
+            return Finished()
+        return Halted(kind)
+
+    async def complete(
+        self,
+        lease: Lease,
+        *,
+        outcome: str = "ok",
+        retry_after: float | None = None,
+        retry: Job | None = None,
+        links: Iterable[Job] = (),
+    ) -> Done | Lost:
+        """Record the fetch of ``lease.job``: ``outcome`` is ``ok``, ``fault`` (5xx or transport:
+        exponential backoff) or ``slow`` (429/503, waits ``retry_after`` if given); ``retry`` is
+        queued again; ``links`` go through the seen-set. Refused (Lost) under a stale token."""
+        if outcome not in {"ok", "fault", "slow"}:
+            raise ValueError(f"unknown outcome {outcome!r}")
+        args: list[str] = [
+            lease.host,
+            lease.token,
+            outcome,
+            "" if retry_after is None else repr(float(retry_after)),
+            "" if retry is None else encode_job(retry),
+        ]
+        for job in links:
+            args += _admission(job)
+        reply = await self._run(self._complete, args)
+        if _text(reply[0]) == "lost":
+            return Lost()
+        return Done(next_time=float(reply[1]), queued=int(reply[2]))
+
+    async def heartbeat(self, figures: Mapping[str, int | float]) -> set[str]:
+        """Renew this worker's leases and store its figures; the hosts it still holds."""
+        figures = {**figures, "hosts": len(await self.held())}
+        payload = json.dumps(figures, sort_keys=True)
+        held = await self._run(self._renew, [self.worker, repr(self.ttl), payload])
+        return {_text(host) for host in held}
+
+    async def held(self) -> set[bytes | str]:
+        with _wrapped("list the leases held"):
+            members: set[bytes | str] = await self.redis.smembers(
+                self.prefix + "held:" + self.worker
+            )
+        return members
+
+    async def reap(self, limit: int = 1000) -> tuple[list[str], int]:
+        """Return expired leases to the schedule: (hosts reaped, in-flight jobs requeued)."""
+        reply = await self._run(self._reap, [limit])
+        return [_text(host) for host in reply[:-1]], int(reply[-1])
+
+    async def set_crawl_delay(self, host: str, seconds: float) -> float:
+        """Record a robots.txt Crawl-delay for ``host``, capped by the crawl's cap."""
+        with _wrapped("record a Crawl-delay"):
+            cap = await self.redis.hget(self.prefix + "politeness", "crawl_delay_cap")
+            value = min(max(seconds, 0.0), float(cap or 0.0))
+            await self.redis.hset(self.prefix + "host:" + host, "crawl_delay", repr(value))
+        return value
+
+    async def host_state(self, host: str) -> dict[str, float]:
+        with _wrapped("read a host's state"):
+            raw: dict[bytes | str, bytes | str] = await self.redis.hgetall(
+                self.prefix + "host:" + host
+            )
+        return {_text(k): float(v) for k, v in raw.items()}
+
+    async def queued(self, host: str) -> list[Job]:
+        with _wrapped("read a host's queue"):
+            raw: list[bytes | str] = await self.redis.lrange(self.prefix + "q:" + host, 0, -1)
+        return [decode_job(item, host) for item in raw]
+
+
+def _admission(job: Job) -> list[str]:
+    """The four ADD/COMPLETE arguments of one URL: shard, fingerprint, host, job JSON."""
+    shard, member = seen_member(job.url)
+    return [shard, member, job.host or host_of(job.url), encode_job(job)]
