@@ -29,6 +29,7 @@ from search_speed import make_corpus
 
 from gossamer.index import build_index
 from gossamer.rank import rank_crawl
+from gossamer.search.docranks import save_doc_ranks
 
 PYTHON = sys.executable
 GOSSAMER = str(Path(sys.executable).parent / "gossamer")
@@ -63,6 +64,7 @@ def main() -> None:
         make_corpus(folder, args.pages, seed=1)
         report = build_index(folder, workers=2)
         rank_crawl(folder)
+        save_doc_ranks(folder)  # as `gossamer rank` does
         print(f"{report.documents} documents indexed in {report.seconds:.1f} s")
     _wall([GOSSAMER, "search", str(folder), "w1"])  # warm the page cache once
     bare = [_wall([PYTHON, "-c", "pass"])[0] for _ in range(args.runs)]

@@ -100,13 +100,6 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
-def parse_path(text: str) -> Path:
-    """A path as given on the command line; the system cannot open one holding NUL."""
-    if "\x00" in text:
-        raise ConfigError(f"not a usable path (it contains NUL): {shortened(text, 60)!r}")
-    return Path(text)
-
-
 _SECTIONS: dict[str, type[Any]] = {
     "politeness": PolitenessConfig,
     "fetch": FetchConfig,

@@ -24,6 +24,7 @@ from gossamer.engine import Crawler
 from gossamer.errors import StoreError
 from gossamer.index import build_index
 from gossamer.rank import rank_crawl
+from gossamer.search.docranks import save_doc_ranks
 from gossamer.search.engine import SearchEngine
 from gossamer.search.output import format_text
 from gossamer.seeds import parse_seeds
@@ -104,6 +105,7 @@ def run_demo(out: Path, *, hosts: int, pages: int) -> int:
     _print_audit(report)
     print(build_index(out, workers=1).summary())
     print(rank_crawl(out).summary())
+    save_doc_ranks(out)  # what `gossamer rank` does after ranking
     query = "forest river"
     with SearchEngine(out) as engine:
         found = engine.search(query)

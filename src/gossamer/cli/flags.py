@@ -13,8 +13,7 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
-from gossamer.config import parse_duration, parse_path
-from gossamer.errors import ConfigError
+from gossamer.errors import ConfigError, shortened
 
 __all__ = [
     "address",
@@ -77,13 +76,21 @@ def fraction(text: str) -> float:
 
 
 def path(text: str) -> Path:
-    try:
-        return parse_path(text)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    """A path as given on the command line; the system cannot open one holding NUL."""
+    if "\x00" in text:
+        raise argparse.ArgumentTypeError(
+            f"not a usable path (it contains NUL): {shortened(text, 60)!r}"
+        )
+    return Path(text)
+
+
+# The config module (its checks, the robots.txt matcher) is imported when a duration is
+# parsed, not by every command that only reads numbers and folders.
 
 
 def seconds(text: str) -> float:
+    from gossamer.config import parse_duration  # noqa: PLC0415
+
     try:
         return parse_duration(text)
     except ConfigError as exc:

@@ -150,7 +150,10 @@ def _index(crawl_dir: Path, workers: int) -> IndexReport:
 
 
 def run_index(args: argparse.Namespace) -> int:
+    from gossamer.search.docranks import save_doc_ranks  # noqa: PLC0415
+
     report = _index(args.dir, args.workers)
+    save_doc_ranks(args.dir)  # with the ranks, when the crawl has them
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(report.summary())
@@ -159,8 +162,10 @@ def run_index(args: argparse.Namespace) -> int:
 
 def run_rank(args: argparse.Namespace) -> int:
     from gossamer.rank import rank_crawl  # noqa: PLC0415
+    from gossamer.search.docranks import save_doc_ranks  # noqa: PLC0415
 
     print(rank_crawl(args.dir, damping=args.damping, tolerance=args.tolerance).summary())
+    save_doc_ranks(args.dir)  # for the index, when the crawl has one
     return 0
 
 

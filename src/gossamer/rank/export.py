@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from gossamer.rank.errors import RankError
 
 if TYPE_CHECKING:  # the search side reads ranks without the graph code and scipy
+    import pyarrow as pa
+
     from gossamer.rank.graph import HostGraph, UrlGraph
     from gossamer.rank.pagerank import PageRankResult
 
@@ -60,6 +60,9 @@ class Ranks:
 
 
 def _write(table: pa.Table, path: Path) -> None:
+    import pyarrow as pa  # noqa: PLC0415 - pyarrow only when ranks are written or read
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
     try:
         pq.write_table(table, path, compression="zstd")
     except (OSError, pa.ArrowException) as exc:
@@ -75,6 +78,8 @@ def write_ranks(
     host_result: PageRankResult,
     summary: dict[str, Any],
 ) -> None:
+    import pyarrow as pa  # noqa: PLC0415
+
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -126,6 +131,9 @@ def write_ranks(
 
 def load_ranks(crawl_dir: Path) -> Ranks | None:
     """The ranks saved by ``gossamer rank``, or None when it has not run."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
     folder = crawl_dir / RANK_DIR
     if not (folder / URL_RANKS).is_file():
         return None

@@ -17,18 +17,17 @@ from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
-import numpy.typing as npt
 import tantivy
 
 from gossamer.index.schema import DOCSTORE_FILE, INDEX_DIR, Fields, open_index
 from gossamer.rank.export import Ranks, load_ranks
 from gossamer.search.compile import CompiledQuery, compile_query
+from gossamer.search.docranks import doc_ranks
 from gossamer.search.errors import SearchError
 from gossamer.search.query import parse_query
-from gossamer.search.ranking import Candidate, Ordered, RankingWeights, log_scaled, order_candidates
+from gossamer.search.ranking import Candidate, Ordered, RankingWeights, order_candidates
 from gossamer.search.results import Copy, HitScores, SearchHit, SearchPage, Snippet
 from gossamer.store.docstore import DocStore
-from gossamer.urls import host_or_empty as host_name
 
 __all__ = ["COPIES_LISTED", "PER_PAGE", "SearchEngine"]
 
@@ -58,8 +57,23 @@ class SearchEngine:
         self.store = DocStore(crawl_dir / INDEX_DIR / DOCSTORE_FILE, readonly=True)
         self._group_sizes = self.store.group_sizes()
         self._exact_copies = self.store.exact_copies()
-        self.ranks: Ranks | None = load_ranks(crawl_dir)
-        self._pagerank, self._host_rank = self._rank_arrays()
+        self._doc_ranks = doc_ranks(crawl_dir, self.store)
+        self._pagerank, self._host_rank = self._doc_ranks.pagerank, self._doc_ranks.host_rank
+        self._ranks: Ranks | None = None
+
+    @property
+    def ranks(self) -> Ranks | None:
+        """The ranks of every URL (for the page-info view), read on first use."""
+        if self._ranks is None and self._doc_ranks.used:
+            self._ranks = load_ranks(self.crawl_dir)
+        return self._ranks
+
+    def _raw_ranks(self, num: int) -> tuple[float, float]:
+        """A page's PageRank and its host's, as computed (not scaled)."""
+        ranks = self._doc_ranks
+        if not 0 <= num < len(ranks.raw_pagerank):
+            return 0.0, 0.0
+        return float(ranks.raw_pagerank[num]), float(ranks.raw_host_rank[num])
 
     def close(self) -> None:
         self.store.close()
@@ -73,21 +87,6 @@ class SearchEngine:
     @property
     def documents(self) -> int:
         return int(self._searcher.num_docs)
-
-    def _rank_arrays(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        nums_urls = list(self.store.nums_and_urls())
-        size = max((num for num, _ in nums_urls), default=0) + 1
-        page_rank = np.zeros(size)
-        host_rank = np.zeros(size)
-        ranks = self.ranks
-        if ranks is None:
-            return page_rank, host_rank
-        nums = np.fromiter((num for num, _ in nums_urls), dtype=np.int64, count=len(nums_urls))
-        raw_pr = np.fromiter((ranks.of_url(u) for _, u in nums_urls), dtype=np.float64)
-        raw_hr = np.fromiter((ranks.of_host(host_name(u)) for _, u in nums_urls), dtype=np.float64)
-        page_rank[nums] = log_scaled(raw_pr, ranks.urls)
-        host_rank[nums] = log_scaled(raw_hr, ranks.hosts)
-        return page_rank, host_rank
 
     def search(
         self, text: str, *, page: int = 1, language: str | None = None, per_page: int = PER_PAGE
@@ -137,7 +136,7 @@ class SearchEngine:
             hits=page_hits,
             matched=matched,
             language=language,
-            pagerank_used=self.ranks is not None,
+            pagerank_used=self._doc_ranks.used,
             seconds=time.perf_counter() - started,
         )
 
@@ -164,13 +163,14 @@ class SearchEngine:
             item = self._order([(score, found[0][1])], compiled, query)[0]
             c, w = item.candidate, self.weights
             text_score = score / max(float(best[0][0]) if best else score, score, 1e-9)
-            ranks = self.ranks
+            num = self._searcher.doc(found[0][1]).get_first(Fields.NUM)
+            raw_pr, raw_hr = self._raw_ranks(int(num or 0))
             return HitScores(
                 bm25=score,
                 text=text_score,
-                pagerank=ranks.of_url(url) if ranks else 0.0,
+                pagerank=raw_pr,
                 pagerank_scaled=c.pagerank,
-                host_rank=ranks.of_host(host_name(url)) if ranks else 0.0,
+                host_rank=raw_hr,
                 host_rank_scaled=c.host_rank,
                 blended=w.text * text_score + w.pagerank * c.pagerank + w.host_rank * c.host_rank,
                 tier=item.tier,
@@ -243,7 +243,7 @@ class SearchEngine:
             description = str(doc.get_first(Fields.DESCRIPTION) or "")
             snippet = Snippet((description or body)[:_SNIPPET_CHARS])
         crawled: Any = doc.get_first(Fields.CRAWLED)
-        ranks = self.ranks
+        raw_pr, raw_hr = self._raw_ranks(int(doc.get_first(Fields.NUM) or 0))
         host = str(doc.get_first(Fields.HOST) or "")
         c = item.candidate
         return SearchHit(
@@ -258,9 +258,9 @@ class SearchEngine:
             scores=HitScores(
                 bm25=c.bm25,
                 text=item.text,
-                pagerank=ranks.of_url(url) if ranks else 0.0,
+                pagerank=raw_pr,
                 pagerank_scaled=c.pagerank,
-                host_rank=ranks.of_host(host) if ranks else 0.0,
+                host_rank=raw_hr,
                 host_rank_scaled=c.host_rank,
                 blended=item.score,
                 tier=item.tier,

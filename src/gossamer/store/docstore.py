@@ -361,6 +361,12 @@ class DocStore:
             row = self._conn.execute("SELECT count(*) FROM docs WHERE indexed = 1").fetchone()
         return int(row[0])
 
+    def max_num(self) -> int:
+        """The largest row number of an indexed page, -1 when there is none."""
+        with self._faults("read"):
+            row = self._conn.execute("SELECT max(num) FROM docs WHERE indexed = 1").fetchone()
+        return -1 if row[0] is None else int(row[0])
+
     def group_sizes(self) -> dict[int, int]:
         """Sizes of the groups with more than one indexed page."""
         sql = (
