@@ -34,6 +34,7 @@ class Corpus:
     docs: Path  # the folder served
     package: str  # the Debian package that installs it
     host: str
+    tunable: bool = True  # False: never a tuning corpus, only ever measured (held out)
 
     def judgments(self) -> dict[str, tuple[str, ...]]:
         """Query -> paths of the pages that answer it, from ``queries/<name>.tsv``."""
@@ -50,6 +51,8 @@ CORPORA = {
     "python": Corpus(
         "python", Path("/usr/share/doc/python3.11/html"), "python3.11-doc", "python.docs.test"
     ),
+    # Held out: nothing was tuned on it (its judgments were written before any ranking ran).
+    "git": Corpus("git", Path("/usr/share/doc/git-doc"), "git-doc", "git.docs.test", tunable=False),
 }
 
 
