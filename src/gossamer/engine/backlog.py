@@ -7,6 +7,7 @@ jobs). The live crawl, resume and the replay of ``recover`` all build their fron
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Mapping, Sequence
 
 from gossamer.config import PolitenessConfig
 from gossamer.frontier import Backlog, Frontier, Job
@@ -42,15 +43,39 @@ def build_frontier(
 class DatabaseBacklog:
     """The frontier's disk side: spilled jobs live in the ``urls`` table of ``crawl.db``.
 
-    A spilled job loses its seed fallbacks and redirect hop count; both matter only for the
-    few URLs that never leave the memory window (seeds and fresh redirect targets).
+    A spilled job loses its redirect hop count, which matters only for the few URLs that
+    never leave the memory window (fresh redirect targets). A seed's fallbacks (its
+    ``http://`` form after ``https://``) are not in the table either: ``fallbacks`` gives them
+    back to a depth-0 job whose URL is a seed form, so a seed queued when a crawl was stopped
+    or killed still falls back on resume.
     """
 
-    def __init__(self, db: MetadataDB) -> None:
+    def __init__(
+        self, db: MetadataDB, fallbacks: Mapping[str, tuple[str, ...]] | None = None
+    ) -> None:
         self._db = db
+        self._fallbacks = fallbacks or {}
 
     def load(self, host: str, after: int, limit: int) -> list[tuple[int, Job]]:
         return [
-            (row_id, Job(url=url, host=host, depth=depth, referrer=referrer))
+            (
+                row_id,
+                Job(
+                    url=url,
+                    host=host,
+                    depth=depth,
+                    referrer=referrer,
+                    fallbacks=self._fallbacks.get(url, ()) if depth == 0 else (),
+                ),
+            )
             for row_id, url, depth, referrer in self._db.backlog(host, after, limit)
         ]
+
+
+def seed_fallbacks(seeds: Iterable[Sequence[str]]) -> dict[str, tuple[str, ...]]:
+    """Each form of each seed -> the forms still to try after it, for seeds with several."""
+    found: dict[str, tuple[str, ...]] = {}
+    for forms in seeds:
+        for i, url in enumerate(forms[:-1]):
+            found.setdefault(url, tuple(forms[i + 1 :]))
+    return found

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gossamer.config import CrawlConfig
-from gossamer.engine.backlog import DatabaseBacklog, build_frontier
+from gossamer.engine.backlog import DatabaseBacklog, build_frontier, seed_fallbacks
 from gossamer.engine.control import ControlServer
 from gossamer.engine.fetching import build_fetcher
 from gossamer.engine.interrupts import Interrupts
@@ -106,10 +106,11 @@ class Crawler:
         stores open); a worker's coordinator has done that already."""
         if not resuming:
             return build_frontier(self._config.politeness, self.stats, backlog=DatabaseBacklog(db))
+        fallbacks = seed_fallbacks(seed.urls for seed in self._seeds.seeds)
         if self._part is None:
-            self.stats, frontier = resume_crawl(self._config, db)
+            self.stats, frontier = resume_crawl(self._config, db, fallbacks)
         else:
-            self.stats, frontier = restore_part(self._config, db, self._part)
+            self.stats, frontier = restore_part(self._config, db, self._part, fallbacks)
         return frontier
 
     def _inbound(self, pipeline: Pipeline, batch: list[tuple[str, int, str | None]]) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -203,16 +203,21 @@ def level(
     return Leveled(tuple(cuts), outcome, db.prepare_resume())
 
 
-def resume_crawl(config: CrawlConfig, db: MetadataDB) -> tuple[CrawlStats, Frontier]:
+def resume_crawl(
+    config: CrawlConfig, db: MetadataDB, fallbacks: Mapping[str, tuple[str, ...]] | None = None
+) -> tuple[CrawlStats, Frontier]:
     """The whole sequence for one crawler picking its folder up: level, stats, frontier.
 
     Run before the crawl opens its WARC and CDXJ writers, so the torn tail of the newest
-    WARC file is cut before a new file is started.
+    WARC file is cut before a new file is started. ``fallbacks`` are the seeds' other forms
+    (``backlog.seed_fallbacks``), for seeds still queued.
     """
     saved = load_snapshot(db)
     leveled = level(config, db, sort_index=False)  # the crawl's index writer sorts at its end
     stats = rebuild_stats(db, saved, config.concurrency)
-    frontier = _frontier(config, db, stats, seen=db.queued_urls(), backlog=leveled.backlog)
+    frontier = _frontier(
+        config, db, stats, seen=db.queued_urls(), backlog=leveled.backlog, fallbacks=fallbacks
+    )
     log.warning(
         "resuming crawl in %s: %d pages so far, %d URLs queued, %d records replayed",
         config.out,
@@ -223,7 +228,12 @@ def resume_crawl(config: CrawlConfig, db: MetadataDB) -> tuple[CrawlStats, Front
     return stats, frontier
 
 
-def restore_part(config: CrawlConfig, db: MetadataDB, part: Part) -> tuple[CrawlStats, Frontier]:
+def restore_part(
+    config: CrawlConfig,
+    db: MetadataDB,
+    part: Part,
+    fallbacks: Mapping[str, tuple[str, ...]] | None = None,
+) -> tuple[CrawlStats, Frontier]:
     """A worker's share of a resumed crawl (the coordinator already levelled the folder):
     statistics and frontier of the hosts it owns."""
     saved = load_snapshot(db)
@@ -232,7 +242,9 @@ def restore_part(config: CrawlConfig, db: MetadataDB, part: Part) -> tuple[Crawl
         stats.elapsed_before = float(saved.get("duration_seconds", 0.0))
     backlog = {host: n for host, n in db.backlog_counts().items() if part.mine_host(host)}
     seen = (url for url in db.queued_urls() if part.mine(url))
-    return stats, _frontier(config, db, stats, seen=seen, backlog=backlog, keep=part.mine)
+    return stats, _frontier(
+        config, db, stats, seen=seen, backlog=backlog, keep=part.mine, fallbacks=fallbacks
+    )
 
 
 def _frontier(
@@ -243,10 +255,11 @@ def _frontier(
     seen: Iterable[str],
     backlog: dict[str, int],
     keep: Callable[[str], bool] = lambda origin: True,
+    fallbacks: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Frontier:
-    """Step 4: the frontier with its seen-set, its disk backlog and the valid robots.txt
-    answers of the origins ``keep`` accepts."""
-    frontier = build_frontier(config.politeness, stats, backlog=DatabaseBacklog(db))
+    """Step 4: the frontier with its seen-set, its disk backlog (which gives queued seeds
+    their fallbacks back) and the valid robots.txt answers of the origins ``keep`` accepts."""
+    frontier = build_frontier(config.politeness, stats, backlog=DatabaseBacklog(db, fallbacks))
     frontier.restore(seen, backlog)
     restore_robots(config, db, frontier, stats, keep=keep)
     return frontier

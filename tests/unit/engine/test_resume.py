@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gossamer.config import CrawlConfig, FetchConfig, PolitenessConfig
-from gossamer.engine.backlog import build_frontier
+from gossamer.engine.backlog import build_frontier, seed_fallbacks
 from gossamer.engine.partition import Part, host_owner
 from gossamer.engine.resume import (
     CrawlLock,
@@ -631,3 +631,28 @@ def test_a_link_handed_to_another_worker_and_lost_in_a_crash_is_queued_again(
         return
     assert leveled.backlog == {"b.test": 1}
     assert folder.backlog("b.test") == [("http://b.test/lost", 1, "http://a.test/")]
+
+
+def test_a_seed_still_queued_gets_its_fallbacks_back_on_resume(folder: Folder) -> None:
+    """A bare-domain seed is https:// then http://; a crawl stopped before the https form was
+    fetched must still fall back to http:// when it resumes (crawl.db keeps the URL only)."""
+    folder.db.add_discovered([("https://a.test/", "a.test", 0, None)])
+    folder.queue("https://a.test/deeper")  # depth 1: a link, never a seed form
+    folder.db.add_robots("https://a.test", 200, b"", time.time() - 60)
+    folder.stop()
+    forms = [("https://a.test/", "http://a.test/"), ("https://b.test/",)]
+    _, frontier = resume_crawl(folder.config, folder.db, seed_fallbacks(forms))
+    job = frontier.pop_ready()  # the seed first: the disk backlog keeps crawl order
+    assert job is not None
+    assert (job.url, job.depth, job.fallbacks) == ("https://a.test/", 0, ("http://a.test/",))
+    frontier.done(job, success=True)
+    later = frontier.pop_ready()
+    assert later is not None
+    assert (later.url, later.fallbacks) == ("https://a.test/deeper", ())  # a link: none
+
+
+def test_every_form_of_a_seed_but_the_last_has_the_rest_to_try() -> None:
+    assert seed_fallbacks([("https://a.test/", "http://a.test/", "http://www.a.test/")]) == {
+        "https://a.test/": ("http://a.test/", "http://www.a.test/"),
+        "http://a.test/": ("http://www.a.test/",),
+    }
