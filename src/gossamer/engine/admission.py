@@ -10,7 +10,8 @@ One rule is approximate across a restart: the URL families of ``max_family``
 resumed crawl start with none. A chain cut before the restart has its refused link offered
 again (``catch_up`` re-offers every link never queued), and a family met again starts from the
 depth it is met at, so each restart can give a calendar up to ``max_family`` more pages. The
-per-host budget, which a restart does not carry over either, bounds it as before.
+per-host budget bounds it as before: a restart carries it over (each host's URLs queued in
+earlier runs are counted from ``crawl.db``).
 """
 
 from __future__ import annotations

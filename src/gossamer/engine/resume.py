@@ -139,7 +139,7 @@ def catch_up(
     """
     stats = CrawlStats()  # what replay counts is recounted from the rows afterwards
     scratch = build_frontier(config.politeness, stats, window=_NO_LIMIT)
-    scratch.restore(db.queued_urls(), {})
+    scratch.restore(db.queued_urls(), {}, _budget_used(config, db))
     admitter = Admitter(config.scope, frontier=scratch, stats=stats, db=db)
     for urls in seeds:
         admitter.admit(urls[0], 0, None, fallbacks=urls[1:])
@@ -243,7 +243,14 @@ def restore_part(
     backlog = {host: n for host, n in db.backlog_counts().items() if part.mine_host(host)}
     seen = (url for url in db.queued_urls() if part.mine(url))
     return stats, _frontier(
-        config, db, stats, seen=seen, backlog=backlog, keep=part.mine, fallbacks=fallbacks
+        config,
+        db,
+        stats,
+        seen=seen,
+        backlog=backlog,
+        keep=part.mine,
+        keep_host=part.mine_host,
+        fallbacks=fallbacks,
     )
 
 
@@ -255,14 +262,25 @@ def _frontier(
     seen: Iterable[str],
     backlog: dict[str, int],
     keep: Callable[[str], bool] = lambda origin: True,
+    keep_host: Callable[[str], bool] = lambda host: True,
     fallbacks: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Frontier:
     """Step 4: the frontier with its seen-set, its disk backlog (which gives queued seeds
     their fallbacks back) and the valid robots.txt answers of the origins ``keep`` accepts."""
     frontier = build_frontier(config.politeness, stats, backlog=DatabaseBacklog(db, fallbacks))
-    frontier.restore(seen, backlog)
+    frontier.restore(seen, backlog, _budget_used(config, db, keep_host))
     restore_robots(config, db, frontier, stats, keep=keep)
     return frontier
+
+
+def _budget_used(
+    config: CrawlConfig, db: MetadataDB, keep_host: Callable[[str], bool] = lambda host: True
+) -> dict[str, int] | None:
+    """URLs each host has been given in earlier runs, when a per-host budget is set: the
+    budget holds over every run, so a resume does not hand a trap a fresh share."""
+    if config.scope.max_pages_per_host is None:
+        return None
+    return {host: n for host, n in db.urls_per_host().items() if keep_host(host)}
 
 
 def restore_robots(

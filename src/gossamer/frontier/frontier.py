@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
 from typing import Protocol
 
@@ -146,9 +146,17 @@ class Frontier:
         self._enqueue(job)
         return Admission.QUEUED
 
-    def restore(self, seen: Iterable[str], backlog: dict[str, int]) -> None:
-        """Resume: mark ``seen`` URLs as seen and count each host's jobs waiting on disk."""
+    def restore(
+        self,
+        seen: Iterable[str],
+        backlog: dict[str, int],
+        admitted: Mapping[str, int] | None = None,
+    ) -> None:
+        """Resume: mark ``seen`` URLs as seen, count each host's jobs waiting on disk and
+        what each host has used of its budget (``admitted``: URLs queued in earlier runs)."""
         self._seen.extend(seen)
+        for key, count in (admitted or {}).items():
+            self.host(key).admitted = count
         for key, count in backlog.items():
             host = self.host(key)
             host.backlog += count

@@ -182,6 +182,15 @@ class CrawlReads:
         """Spilled, unfetched URLs of ``host`` with id above ``after``: (id, url, depth, ref)."""
         return list(self._query(BACKLOG, (host, after, limit)))
 
+    def urls_per_host(self) -> dict[str, int]:
+        """URLs ever queued per host: what each host has used of the per-host budget."""
+        return {
+            str(host): int(count)
+            for host, count in self._query(
+                "SELECT host, count(*) FROM urls WHERE discovered_at IS NOT NULL GROUP BY host"
+            )
+        }
+
     def backlog_counts(self) -> dict[str, int]:
         """Spilled, unfetched URLs per host (after ``prepare_resume``)."""
         return {

@@ -32,6 +32,8 @@ from gossamer.engine.resume import (
 )
 from gossamer.errors import StoreError
 from gossamer.fetch import FetchResult
+from gossamer.frontier import Job
+from gossamer.frontier.frontier import Admission
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcLocation, WarcStore, page_row
 from gossamer.store.rows import PageRow
@@ -656,3 +658,20 @@ def test_every_form_of_a_seed_but_the_last_has_the_rest_to_try() -> None:
         "https://a.test/": ("http://a.test/", "http://www.a.test/"),
         "http://a.test/": ("http://www.a.test/",),
     }
+
+
+def test_the_per_host_budget_holds_over_a_resume(folder: Folder) -> None:
+    """A host given its budget of URLs before a stop gets no fresh share on resume."""
+    budget = dataclasses.replace(
+        folder.config, scope=dataclasses.replace(folder.config.scope, max_pages_per_host=2)
+    )
+    folder.queue("http://a.test/1")
+    folder.queue("http://a.test/2")
+    folder.queue("http://b.test/1")
+    folder.stop()
+    _, frontier = resume_crawl(budget, folder.db)
+    assert frontier.add(Job("http://a.test/3", "a.test"), host_budget=2) is Admission.OVER_BUDGET
+    assert (
+        frontier.add(Job("http://b.test/2", "b.test"), host_budget=2) is not Admission.OVER_BUDGET
+    )
+    assert frontier.add(Job("http://b.test/3", "b.test"), host_budget=2) is Admission.OVER_BUDGET
