@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from gossamer.urls import canonical_link, resolve
+from gossamer.parse.html import base_url
+from gossamer.urls import canonical_link
 
 __all__ = ["MAX_ANCHORS", "MAX_ANCHOR_CHARS", "Anchor", "anchors_of"]
 
@@ -33,16 +34,6 @@ class Anchor:
     text: str
 
 
-def _base(tree: LexborHTMLParser, page_url: str) -> str:
-    node = tree.css_first("base[href]")
-    if node is None:
-        return page_url
-    resolved = resolve(node.attributes.get("href") or "", page_url)
-    if resolved is None or not resolved.startswith(("http://", "https://")):
-        return page_url
-    return resolved
-
-
 def _words(node: LexborNode) -> str:
     text = " ".join(node.text(deep=True, separator=" ").split())
     if not text:
@@ -56,7 +47,7 @@ def _words(node: LexborNode) -> str:
 
 def anchors_of(tree: LexborHTMLParser, page_url: str) -> tuple[Anchor, ...]:
     """The links of a page with their words, each (target, words) pair once, in order."""
-    base = _base(tree, page_url)
+    base = base_url(tree, page_url)  # the crawl's own rule: links resolve alike
     resolved: dict[str, str | None] = {}
     found: dict[Anchor, None] = {}
     for node in tree.css("a[href]"):

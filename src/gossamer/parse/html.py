@@ -18,7 +18,15 @@ from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 from gossamer.parse.charset import decode_html
 from gossamer.urls import canonical_link, resolve
 
-__all__ = ["MAX_LINKS", "Link", "ParsedPage", "parse_html", "robots_directives", "title_of"]
+__all__ = [
+    "MAX_LINKS",
+    "Link",
+    "ParsedPage",
+    "base_url",
+    "parse_html",
+    "robots_directives",
+    "title_of",
+]
 
 # Hostile or generated pages carry 100k links; no page deserves more frontier space.
 MAX_LINKS = 10_000
@@ -96,7 +104,7 @@ def _read_meta(tree: LexborHTMLParser) -> _MetaDirectives:
     return _MetaDirectives(noindex=noindex, nofollow=nofollow, refresh=refresh)
 
 
-def _base_url(tree: LexborHTMLParser, page_url: str) -> str:
+def base_url(tree: LexborHTMLParser, page_url: str) -> str:
     """The document base: the first ``<base href>`` if it resolves to http(s)."""
     node = tree.css_first("base[href]")
     if node is None:
@@ -162,7 +170,7 @@ def parse_html(content: bytes, url: str, content_type: str = "text/html") -> Par
     # WO_EVENTS skips DOM mutation side effects, which link extraction never needs.
     tree = LexborHTMLParser(text, options=LexborDocumentOptions.WO_EVENTS)
     meta = _read_meta(tree)
-    base = _base_url(tree, url)
+    base = base_url(tree, url)
     return ParsedPage(
         title=title_of(tree),
         links=_collect_links(tree, base, meta.refresh, meta.nofollow),
