@@ -10,6 +10,7 @@ import argparse
 import dataclasses
 import math
 import sys
+from pathlib import Path
 from typing import Any
 
 from gossamer.cli.flags import path, positive_int, seconds
@@ -83,11 +84,44 @@ def add_parser(sub: Any) -> None:
     )
 
 
+# What a study writes in its folder: an earlier study's output may be overwritten, nothing else.
+STUDY_FILES = frozenset(
+    {
+        "frontier.csv",
+        "frontier-summary.csv",
+        "pipeline.csv",
+        "pipeline-summary.csv",
+        "frontier.png",
+        "collisions.png",
+        "pipeline.png",
+        "runs",
+    }
+)
+
+
+def _check_out(out: Path) -> None:
+    """Refuse a folder holding anything but an earlier study's files: the study replaces its
+    CSVs and plots and clears ``runs/``, which must never be a user's."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} exists and is not a folder")
+    try:
+        others = sorted(e.name for e in out.iterdir() if e.name not in STUDY_FILES)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ConfigError(f"--out {out} cannot be read: {exc.strerror}") from exc
+    if others:
+        raise ConfigError(
+            f"--out {out} holds other files ({', '.join(others[:3])}"
+            f"{', ...' if len(others) > 3 else ''}); give a new or empty folder, or an earlier"
+            " study's"
+        )
+
+
 def run_study_command(args: argparse.Namespace) -> int:
     from gossamer.threads.study import StudyPlan, run_study  # noqa: PLC0415 (slow imports)
 
-    if args.out.exists() and not args.out.is_dir():
-        raise ConfigError(f"--out {args.out} exists and is not a folder")
+    _check_out(args.out)
     plan = StudyPlan(out=args.out, latency=args.latency, switch_interval=args.switch_interval)
     if args.quick:
         plan = dataclasses.replace(plan, **QUICK)  # type: ignore[arg-type]
