@@ -93,6 +93,9 @@ def test_a_threaded_crawl_folder_is_an_ordinary_crawl_folder(
     assert stats["pages"] == outcome.stats.pages
     assert (out / "reports" / "stats.txt").exists()
     report = (out / "reports" / "report.html").read_text()
+    # Response times are counted as the async engine counts them: one per response.
+    assert outcome.stats.latency.count == outcome.stats.responses
+    assert outcome.stats.html_pages > 0
     assert f"{outcome.stats.pages:,}" in report or str(outcome.stats.pages) in report
 
 

@@ -104,7 +104,10 @@ class _Recording:
             self.stats.record_error(result.error or "local_fault")
             return self.backoff.after_local_fault(job.retries)
         location = archive(self.warc, self.cdxj, job, result, self.recorder.purpose(job))
-        self.recorder.record_page(job, result, location)
+        if result.status:  # the report's response times and HTML/PDF counts, as the async engine
+            self.stats.record_response(job.host, result.elapsed)
+        if self.recorder.record_page(job, result, location):
+            self.stats.record_stored(result.content_type)
         assert self.gate is not None
         return self.backoff.after_response(
             result, self.gate.state(job.host), job.retries, time.time()
@@ -113,6 +116,8 @@ class _Recording:
     def robots(self, job: Job, hops: list[FetchResult]) -> RobotsRules:
         answer = None
         for hop in hops:
+            if hop.status:
+                self.stats.record_response(job.host, hop.elapsed)
             if hop.error not in LOCAL_FAULTS:
                 location = archive(self.warc, self.cdxj, job, hop, "robots")
                 answer = self.recorder.record_robots(job, hop, location) or answer
