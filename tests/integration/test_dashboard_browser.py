@@ -31,7 +31,7 @@ from .dashboard_rig import (
     control_ready,
     requests_to,
 )
-from .test_web_ui_browser import ARGS, CHROMIUM, ServedApp, sync_api
+from .test_web_ui_browser import ServedApp, launch_chromium, sync_api
 
 PAGES = "() => Number(document.getElementById('t-pages').textContent.replace(/,/g, ''))"
 
@@ -43,10 +43,7 @@ def ready(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[sync_api.Browser]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield launched
-        launched.close()
+    yield from launch_chromium()
 
 
 @pytest.fixture

@@ -88,12 +88,17 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"http://127.0.0.1:{served.port}"
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[sync_api.Browser]:
+def launch_chromium() -> Iterator[sync_api.Browser]:
+    """Debian's Chromium, headless, under Playwright: the body of every browser fixture."""
     with sync_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield launched
         launched.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[sync_api.Browser]:
+    yield from launch_chromium()
 
 
 @pytest.fixture
