@@ -16,7 +16,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gossamer.errors import StoreError
 from gossamer.fetch import LOCAL_FAULTS, FetchResult
@@ -61,6 +61,9 @@ class Shared:
     skipped_robots: Callable[[], None]  # (store lock held)
     make_fetcher: Callable[[], Fetcher]
     page_sink: PageSink | None = None
+    # One release per thread once its fetcher is open (or it failed): the time limit counts
+    # crawling, not each thread's client set-up, which a loaded machine can stretch.
+    ready: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
 
 
 class CrawlerThread(threading.Thread):
@@ -76,10 +79,13 @@ class CrawlerThread(threading.Thread):
         self._pause = 0.0
 
     def run(self) -> None:
+        released = False
         try:
             with asyncio.Runner() as runner:
                 fetcher = self._s.make_fetcher()
                 runner.run(fetcher.__aenter__())
+                self._s.ready.release()
+                released = True
                 try:
                     self._loop(runner, fetcher)
                 finally:
@@ -87,6 +93,9 @@ class CrawlerThread(threading.Thread):
         except BaseException as exc:  # reported by the engine after the join
             self.fault = exc
             self._s.stop.set()
+        finally:
+            if not released:
+                self._s.ready.release()
 
     def _loop(self, runner: asyncio.Runner, fetcher: Fetcher) -> None:
         s = self._s

@@ -299,6 +299,8 @@ def _run_threads(threads: list[CrawlerThread], shared: Shared, time_limit: float
     """Start the threads, wait for the end, the time limit or Ctrl-C; why it stopped."""
     for thread in threads:
         thread.start()
+    for _ in threads:
+        shared.ready.acquire()  # every thread releases once, ready or failed
     reason = "exhausted"
     try:
         if not shared.stop.wait(time_limit):
