@@ -29,7 +29,7 @@ import numpy as np
 
 from gossamer.fetch.result import FetchResult
 from gossamer.index import build_index
-from gossamer.rank import pagerank
+from gossamer.rank.pagerank import pagerank
 from gossamer.search import SearchEngine
 from gossamer.store import MetadataDB, WarcStore, page_row
 

@@ -33,7 +33,8 @@ def test_production_imports_leave_the_test_web_and_the_ui_out(module: str) -> No
 
 def test_a_search_imports_neither_the_crawler_nor_the_indexer() -> None:
     """``gossamer search`` builds a parser with its own subcommands only, and what it loads
-    leaves out the crawl engine, the fetcher (aiohttp), the indexer (pypdf), scipy and pyarrow."""
+    leaves out the crawl engine, the fetcher (aiohttp), the indexer (pypdf), numpy, scipy and
+    pyarrow (the ranks by document are read into arrays of the standard library)."""
     code = (
         "import json, sys; from gossamer.cli import build_parser; "
         "parser = build_parser(['-v', 'search', 'DIR', 'q']); "
@@ -48,7 +49,7 @@ def test_a_search_imports_neither_the_crawler_nor_the_indexer() -> None:
     assert "tantivy" in loaded
     heavy = {"gossamer.cli.crawl", "gossamer.engine", "gossamer.index.indexer", "aiohttp"}
     assert not heavy & loaded
-    assert not {name for name in loaded if name.split(".")[0] in ("pypdf", "scipy", "pyarrow")}
+    assert not {name for name in loaded if name.split(".")[0] in ("pypdf", "numpy", "scipy", "pyarrow")}
 
 
 def test_every_subcommand_is_listed_when_none_is_named() -> None:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from gossamer.cli.flags import fraction, int_between, path, serve_port, weight
 from gossamer.errors import ConfigError
-from gossamer.rank.pagerank import DAMPING, TOLERANCE
+from gossamer.rank.defaults import DAMPING, TOLERANCE
 from gossamer.search.engine import MAX_PAGE, SearchEngine
 from gossamer.search.output import format_json, format_text
 from gossamer.search.ranking import RANKINGS, RankingWeights

@@ -4,8 +4,9 @@ Data flow: store -> index -> **rank** -> search -> web. ``rank_crawl`` loads the
 from ``crawl.db`` (``graph``), runs ``pagerank`` at both levels and writes Parquet files
 to ``DIR/rank`` (``export``), which the search side reads back with ``load_ranks``.
 
-The names below, but ``pagerank``'s, are loaded on first use, so that reading ranks (every
-search) does not import the graph code and scipy, which only computing them needs.
+The names below are loaded on first use, so that reading ranks (every search) imports
+neither numpy nor the graph code and scipy, which only computing them needs. The solver
+itself is ``gossamer.rank.pagerank.pagerank``: a lazy name cannot share its module's name.
 """
 
 from __future__ import annotations
@@ -14,17 +15,18 @@ from typing import TYPE_CHECKING
 
 from gossamer.lazy import exports
 
-# Eager, and cheap (numpy only): the function shares its module's name, which a lazy
-# import would leave bound to the module.
-from gossamer.rank.pagerank import DAMPING, TOLERANCE, PageRankResult, pagerank
-
 if TYPE_CHECKING:
+    from gossamer.rank.defaults import DAMPING, TOLERANCE
     from gossamer.rank.errors import RankError
     from gossamer.rank.export import RANK_DIR, Ranks, load_ranks
     from gossamer.rank.graph import HostGraph, UrlGraph, host_graph, host_name, load_url_graph
+    from gossamer.rank.pagerank import PageRankResult
     from gossamer.rank.ranker import LevelReport, RankReport, rank_crawl
 
 _HOMES = {
+    "DAMPING": "defaults",
+    "TOLERANCE": "defaults",
+    "PageRankResult": "pagerank",
     "RankError": "errors",
     "RANK_DIR": "export",
     "Ranks": "export",
@@ -54,7 +56,6 @@ __all__ = [
     "host_name",
     "load_ranks",
     "load_url_graph",
-    "pagerank",
     "rank_crawl",
 ]
 

@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
-
 from gossamer.rank.errors import RankError
 
 if TYPE_CHECKING:  # the search side reads ranks without the graph code and scipy
@@ -78,6 +76,7 @@ def write_ranks(
     host_result: PageRankResult,
     summary: dict[str, Any],
 ) -> None:
+    import numpy as np  # noqa: PLC0415 - as pyarrow: only where ranks are written or read
     import pyarrow as pa  # noqa: PLC0415
 
     try:
@@ -158,6 +157,8 @@ def load_ranks(crawl_dir: Path) -> Ranks | None:
 def _column_pairs(table: pa.Table, key: str) -> tuple[list[str], list[float]]:
     """The names and scores of a ranks table as Python lists, converted in C (a missing
     score is 0): a search opens the ranks of every URL, 143k on a 10k-page crawl."""
+    import numpy as np  # noqa: PLC0415
+
     names = cast("list[str]", table.column(key).to_pylist())  # written by us, never null
     scores = table.column("pagerank").to_numpy(zero_copy_only=False)
     return names, np.nan_to_num(scores.astype(np.float64), nan=0.0).tolist()

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from gossamer.rank.defaults import DAMPING, TOLERANCE
+
 __all__ = ["DAMPING", "TOLERANCE", "PageRankResult", "pagerank"]
 
-DAMPING = 0.85
-TOLERANCE = 1e-9  # L1 norm of the change between two iterations
 MAX_ITERATIONS = 1000
 
 

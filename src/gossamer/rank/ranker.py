@@ -9,9 +9,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from gossamer.rank.defaults import DAMPING, TOLERANCE
 from gossamer.rank.export import RANK_DIR, write_ranks
 from gossamer.rank.graph import host_graph, load_url_graph
-from gossamer.rank.pagerank import DAMPING, TOLERANCE, PageRankResult, pagerank
+from gossamer.rank.pagerank import PageRankResult, pagerank
 
 __all__ = ["LevelReport", "RankReport", "rank_crawl"]
 

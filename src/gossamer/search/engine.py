@@ -3,10 +3,10 @@
 Data flow: query -> compile -> **engine** (tantivy BM25 candidates, PageRank, title tiers,
 duplicate folding) -> results. An engine is opened once (the web server keeps one) and
 holds the tantivy searcher, the document store and per-document rank arrays, so a query
-costs a few tantivy searches plus numpy over at most ``weights.candidates`` hits.
+costs a few tantivy searches plus a pass over at most ``weights.candidates`` hits.
 
 Ranks join documents by URL once, at open time: ``num`` (a document's row in the store and
-a fast field in tantivy) indexes numpy arrays of scaled PageRank, so scoring a candidate
+a fast field in tantivy) indexes arrays of scaled PageRank, so scoring a candidate
 reads two fast fields and no stored document. Only the 30 shown are loaded in full.
 """
 
@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
 import tantivy
 
 from gossamer.index.schema import DOCSTORE_FILE, INDEX_DIR, Fields, open_index
-from gossamer.rank.export import Ranks, load_ranks
 from gossamer.search.compile import CompiledQuery, compile_query
 from gossamer.search.docranks import doc_ranks
 from gossamer.search.errors import SearchError
@@ -28,6 +26,9 @@ from gossamer.search.query import parse_query
 from gossamer.search.ranking import Candidate, Ordered, RankingWeights, order_candidates
 from gossamer.search.results import Copy, HitScores, SearchHit, SearchPage, Snippet
 from gossamer.store.docstore import DocStore
+
+if TYPE_CHECKING:
+    from gossamer.rank.export import Ranks
 
 __all__ = ["COPIES_LISTED", "PER_PAGE", "SearchEngine"]
 
@@ -65,6 +66,8 @@ class SearchEngine:
     def ranks(self) -> Ranks | None:
         """The ranks of every URL (for the page-info view), read on first use."""
         if self._ranks is None and self._doc_ranks.used:
+            from gossamer.rank.export import load_ranks  # noqa: PLC0415 - pyarrow, page info only
+
             self._ranks = load_ranks(self.crawl_dir)
         return self._ranks
 
@@ -192,18 +195,17 @@ class SearchEngine:
         if not hits:
             return []
         addresses = [address for _, address in hits]
-        nums = np.array(self._searcher.fast_field_values(Fields.NUM, addresses), dtype=np.int64)
+        found = self._searcher.fast_field_values(Fields.NUM, addresses)
         groups = self._searcher.fast_field_values(Fields.GROUP, addresses)
         in_title = self._title_matches(compiled, base, len(hits))
-        nums = np.clip(nums, 0, len(self._pagerank) - 1)
-        page_rank = self._pagerank[nums]
-        host_rank = self._host_rank[nums]
+        page_rank, host_rank, last = self._pagerank, self._host_rank, len(self._pagerank) - 1
+        nums = [min(max(int(num or 0), 0), last) for num in found]
         candidates = [
             Candidate(
                 key=i,
                 bm25=score,
-                pagerank=float(page_rank[i]),
-                host_rank=float(host_rank[i]),
+                pagerank=page_rank[nums[i]],
+                host_rank=host_rank[nums[i]],
                 title_terms=in_title.get(_key(address), 0),
                 group=int(groups[i] or 0),
             )

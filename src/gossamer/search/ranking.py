@@ -23,11 +23,9 @@ on another (``benchmarks/search_quality.py``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
-import numpy.typing as npt
 
 from gossamer.search.errors import SearchError
 
@@ -79,7 +77,7 @@ class RankingWeights:
             self.anchor_boost,
             self.proximity_boost,
         )
-        if any(not np.isfinite(n) or n < 0 for n in numbers):
+        if any(not math.isfinite(n) or n < 0 for n in numbers):
             raise SearchError("ranking weights must be finite and not negative")
         if self.proximity_slop < 0:
             raise SearchError("the proximity slop must not be negative")
@@ -115,13 +113,13 @@ class Ordered:
     score: float  # the blended score
 
 
-def log_scaled(scores: npt.NDArray[np.float64], nodes: int) -> npt.NDArray[np.float64]:
+def log_scaled(scores: Sequence[float], nodes: int) -> list[float]:
     """PageRank (summing to 1 over ``nodes``) mapped to 0..1 on a log scale."""
-    if scores.size == 0 or nodes == 0:
-        return np.zeros_like(scores)
-    relative = np.log1p(scores * nodes)
-    top = float(relative.max())
-    return relative / top if top > 0 else relative
+    if not scores or nodes == 0:
+        return [0.0] * len(scores)
+    relative = [math.log1p(score * nodes) for score in scores]
+    top = max(relative)
+    return [value / top for value in relative] if top > 0 else relative
 
 
 def tier(title_terms: int, terms: int) -> int:

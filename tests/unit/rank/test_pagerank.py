@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from gossamer.rank import pagerank
+from gossamer.rank.pagerank import pagerank
 
 
 def dense_pagerank(edges: list[tuple[int, int]], n: int, damping: float) -> npt.NDArray[np.float64]:

@@ -6,12 +6,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import numpy as np
-
 from gossamer.index import DOCSTORE_FILE, INDEX_DIR
 from gossamer.rank import rank_crawl
 from gossamer.search import SearchEngine
-from gossamer.search.docranks import DOC_RANKS, _stamp, doc_ranks, save_doc_ranks
+from gossamer.search.docranks import DOC_RANKS, _read, _stamp, doc_ranks, save_doc_ranks
 from gossamer.store.docstore import DocStore
 
 
@@ -25,9 +23,7 @@ def _from_file(folder: Path) -> bool:
     """Whether the saved file is what the engine would use (its stamp matches)."""
     store = DocStore(folder / INDEX_DIR / DOCSTORE_FILE, readonly=True)
     try:
-        with np.load(folder / INDEX_DIR / DOC_RANKS) as saved:
-            stamp = saved["stamp"]
-        return bool(np.array_equal(stamp, _stamp(folder, store)))
+        return _read(folder / INDEX_DIR / DOC_RANKS, _stamp(folder, store)) is not None
     finally:
         store.close()
 
@@ -56,8 +52,13 @@ def test_a_stale_or_damaged_file_is_not_used(corpus: Path, tmp_path: Path) -> No
     rank_crawl(copy)  # the rank files are new: the stamp no longer matches
     assert not _from_file(copy)
     assert _hits(copy) == expected  # computed again, from the same graph
-    (copy / INDEX_DIR / DOC_RANKS).write_bytes(b"not an npz file")
-    assert _hits(copy) == expected
+    saved = copy / INDEX_DIR / DOC_RANKS
+    assert save_doc_ranks(copy)
+    whole = saved.read_bytes()
+    for damaged in (b"not a rank file", whole[:-8], whole + b"\0" * 8, b"X" + whole[1:]):
+        saved.write_bytes(damaged)  # short, long, or another magic: computed again
+        assert not _from_file(copy)
+        assert _hits(copy) == expected
     shutil.rmtree(copy / "rank")  # ranks gone: a saved file of ranks must not be believed
     assert save_doc_ranks(copy)
     with SearchEngine(copy) as engine:

@@ -48,22 +48,22 @@ def test_one_result_per_group_keeps_the_best() -> None:
 
 
 def test_log_scaling() -> None:
-    scaled = log_scaled(np.array([0.0, 0.25, 0.75]), 3)
+    scaled = log_scaled([0.0, 0.25, 0.75], 3)
     assert scaled[0] == 0.0 and scaled[2] == 1.0 and 0 < scaled[1] < 1
     # log(1 + rank * N) / log(1 + max * N): the rank times the node count, not divided by it.
     assert scaled[1] == pytest.approx(np.log1p(0.75) / np.log1p(2.25))
-    assert log_scaled(np.zeros(0), 0).size == 0
+    assert log_scaled([], 0) == []
 
 
 def test_log_scaling_at_the_edges() -> None:
-    assert log_scaled(np.zeros(0), 5).size == 0  # no scores, some nodes
-    assert log_scaled(np.array([0.5, 0.5]), 0).tolist() == [0.0, 0.0]  # no graph
-    assert log_scaled(np.array([1.0]), 1).tolist() == [1.0]  # one page, one node
-    assert log_scaled(np.array([0.5, 0.5]), 2).tolist() == [1.0, 1.0]
-    assert log_scaled(np.zeros(3), 3).tolist() == [0.0, 0.0, 0.0]  # all zero: no 0 / 0
+    assert log_scaled([], 5) == []  # no scores, some nodes
+    assert log_scaled([0.5, 0.5], 0) == [0.0, 0.0]  # no graph
+    assert log_scaled([1.0], 1) == [1.0]  # one page, one node
+    assert log_scaled([0.5, 0.5], 2) == [1.0, 1.0]
+    assert log_scaled([0.0, 0.0, 0.0], 3) == [0.0, 0.0, 0.0]  # all zero: no 0 / 0
     # The top is 1 even where log(1 + max * N) is below 1.
-    small = log_scaled(np.array([0.1, 0.2]), 2)
-    assert small.max() == 1.0 and small[0] == pytest.approx(np.log1p(0.2) / np.log1p(0.4))
+    small = log_scaled([0.1, 0.2], 2)
+    assert max(small) == 1.0 and small[0] == pytest.approx(np.log1p(0.2) / np.log1p(0.4))
 
 
 def test_weights_are_validated() -> None:
