@@ -23,7 +23,7 @@ from gossamer.fetch import LOCAL_FAULTS, FetchResult
 from gossamer.fetch.fetcher import Fetcher
 from gossamer.frontier import Job
 from gossamer.frontier.backoff import Backoff, Outcome
-from gossamer.robots import UNCONNECTABLE, RobotsRules, lasting, lasting_answer
+from gossamer.robots import UNCONNECTABLE, RobotsRules, lasting
 from gossamer.threads.frontiers import BLOCKING, SharedFrontier
 from gossamer.threads.politeness import HostGate
 from gossamer.threads.shared import Ledger, Outbox, Tally, ThreadCounts, Ticket
@@ -231,16 +231,3 @@ class CrawlerThread(threading.Thread):
     @property
     def held(self) -> list[Job]:
         return self._held
-
-
-def robots_rules_of(
-    final: FetchResult, answer_rules: RobotsRules | None, product: str
-) -> RobotsRules:
-    """The rules one robots.txt fetch leaves for its origin in this run (RFC 9309 2.3.1):
-    a 2xx's rules, a 4xx's allow-all, and for an unavailable file (5xx, 429, unreachable)
-    disallow-all, which the threaded engine keeps to the end of the run instead of retrying."""
-    if not lasting(final.status, final.error) or final.error in LOCAL_FAULTS:
-        return RobotsRules.disallow_all()
-    if answer_rules is not None:
-        return answer_rules
-    return lasting_answer(final.status, final.content, product).rules

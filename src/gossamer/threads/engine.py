@@ -27,22 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gossamer.config import CrawlConfig
-from gossamer.engine.admission import Admitter
-from gossamer.engine.pipeline import archive
-from gossamer.engine.recorder import Recorder, note_robots
+from gossamer.engine.recording import Recording
 from gossamer.engine.reporter import report_now
 from gossamer.engine.resume import CrawlLock
 from gossamer.errors import SeedError, StoreError
-from gossamer.fetch import LOCAL_FAULTS, FetchResult
 from gossamer.fetch.fetcher import Fetcher, FetchLimits
 from gossamer.fetch.resolver import parse_resolve
-from gossamer.frontier import Job
-from gossamer.frontier.backoff import Backoff, Outcome
-from gossamer.robots import RobotsRules, product_token
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
-from gossamer.store import CdxjWriter, MetadataDB, WarcStore
-from gossamer.threads.crawler import CrawlerThread, PageSink, Shared, robots_rules_of
+from gossamer.store import MetadataDB
+from gossamer.threads.crawler import CrawlerThread, PageSink, Shared
 from gossamer.threads.frontiers import DEFAULT_CAPACITY, make_frontier
 from gossamer.threads.politeness import HostGate
 from gossamer.threads.shared import Ledger, Outbox, Tally, Ticket
@@ -69,91 +63,6 @@ class ThreadedOutcome:
     stats: CrawlStats
     reason: str
     figures: dict[str, object] = field(default_factory=dict)
-
-
-class _Recording:
-    """The store side of the threads: every method runs under the store lock."""
-
-    def __init__(self, config: CrawlConfig, stats: CrawlStats, db: MetadataDB, outbox: Outbox):
-        out = config.out
-        self.stats = stats
-        self.db = db
-        self.warc = WarcStore(out / "warc", prefix="gossamer", max_file_bytes=config.warc_max_bytes)
-        self.cdxj = CdxjWriter(out / "index.cdxj")
-        self.product = product_token(config.fetch.user_agent)
-        self.admitter = Admitter(config.scope, frontier=outbox, stats=stats, db=db)
-        self.recorder = Recorder(
-            admitter=self.admitter,
-            stats=stats,
-            db=db,
-            product=self.product,
-            respect_nofollow=config.politeness.respect_nofollow,
-            max_redirects=config.fetch.max_redirects,
-            sitemaps=config.scope.sitemaps,
-        )
-        self.backoff = Backoff(
-            max_retries=config.politeness.max_retries,
-            max_backoff=config.politeness.max_backoff,
-        )
-        self.gate: HostGate | None = None  # set by the engine
-        self.target = config.max_pages
-        self.in_flight_pages = 0
-
-    def page(self, job: Job, result: FetchResult) -> Outcome:
-        if result.error in LOCAL_FAULTS:
-            self.stats.record_error(result.error or "local_fault")
-            return self.backoff.after_local_fault(job.retries)
-        location = archive(self.warc, self.cdxj, job, result, self.recorder.purpose(job))
-        if result.status:  # the report's response times and HTML/PDF counts, as the async engine
-            self.stats.record_response(job.host, result.elapsed)
-        if self.recorder.record_page(job, result, location):
-            self.stats.record_stored(result.content_type)
-        assert self.gate is not None
-        return self.backoff.after_response(
-            result, self.gate.state(job.host), job.retries, time.time()
-        )
-
-    def robots(self, job: Job, hops: list[FetchResult]) -> RobotsRules:
-        answer = None
-        for hop in hops:
-            if hop.status:
-                self.stats.record_response(job.host, hop.elapsed)
-            if hop.error not in LOCAL_FAULTS:
-                location = archive(self.warc, self.cdxj, job, hop, "robots")
-                answer = self.recorder.record_robots(job, hop, location) or answer
-        final = hops[-1]
-        rules = robots_rules_of(final, answer.rules if answer else None, self.product)
-        if answer is not None:
-            note_robots(self.stats, job.host, answer)
-        else:
-            status = final.status or final.error
-            self.stats.host(job.host).robots_status = f"disallow-all (robots.txt {status})"
-        return rules
-
-    def reserve_page(self) -> bool | None:
-        """Room for one more page fetch under the target: True; None once it is reached;
-        False while fetches in flight may still reach it (they can end in a 404)."""
-        if self.target is None:
-            return True
-        if self.stats.pages >= self.target:
-            return None
-        if self.stats.pages + self.in_flight_pages >= self.target:
-            return False
-        self.in_flight_pages += 1
-        return True
-
-    def release_page(self) -> None:
-        self.in_flight_pages -= 1
-
-    def skipped_robots(self) -> None:
-        self.stats.skipped_robots += 1
-
-    def close(self) -> None:
-        for step in (self.warc.close, self.cdxj.close, self.db.flush):
-            try:
-                step()
-            except StoreError as exc:
-                log.error("store fault while closing: %s", exc)
 
 
 @contextlib.contextmanager
@@ -231,11 +140,11 @@ def _crawl(
     page_sink: PageSink | None,
 ) -> ThreadedOutcome:
     outbox = Outbox()
-    rec = _Recording(config, stats, db, outbox)
+    rec = Recording(config, stats, db, outbox)
     gate = HostGate(
         delay=config.politeness.delay, crawl_delay_cap=config.politeness.crawl_delay_cap
     )
-    rec.gate = gate
+    rec.host_state = gate.state
     frontier = make_frontier(options.sync, options.capacity)
     stop = threading.Event()
     shared = Shared(
