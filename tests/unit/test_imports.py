@@ -49,7 +49,8 @@ def test_a_search_imports_neither_the_crawler_nor_the_indexer() -> None:
     assert "tantivy" in loaded
     heavy = {"gossamer.cli.crawl", "gossamer.engine", "gossamer.index.indexer", "aiohttp"}
     assert not heavy & loaded
-    assert not {name for name in loaded if name.split(".")[0] in ("pypdf", "numpy", "scipy", "pyarrow")}
+    heavy_packages = ("pypdf", "numpy", "scipy", "pyarrow")
+    assert not {name for name in loaded if name.split(".")[0] in heavy_packages}
 
 
 def test_every_subcommand_is_listed_when_none_is_named() -> None:

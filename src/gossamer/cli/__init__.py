@@ -83,6 +83,7 @@ _REGISTRARS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("study",), "study", "add_parser"),
     (("demo",), "testweb", "add_demo_parser"),
     (("index", "rank", "search", "serve"), "search", "add_parsers"),
+    (("worker", "ctl"), "distributed", "add_parsers"),
 )
 
 

@@ -16,13 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gossamer.cli.distributed import add_frontier_flags, print_result, shared_of
 from gossamer.cli.flags import int_between, path, pipeline_spec, positive_int, seconds
-from gossamer.config import CrawlConfig
+from gossamer.config import CrawlConfig, requested, settle
 from gossamer.engine import Crawler
 from gossamer.engine.workers import run_workers
 from gossamer.errors import ConfigError, escaped
 from gossamer.plan import CrawlPlan, begin_crawl, plan_crawl
-from gossamer.seeds import SeedList
+from gossamer.seeds import SeedList, read_seeds
 from gossamer.threads import STRATEGIES
 from gossamer.threads.engine import ThreadOptions, run_threaded
 
@@ -88,6 +89,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--no-progress", action="store_true")
     _add_thread_flags(p)
+    add_frontier_flags(p.add_argument_group("a crawl shared in Redis"), required=False)
 
 
 def _add_thread_flags(p: Any) -> None:
@@ -201,7 +203,28 @@ def _crawl(config: CrawlConfig, seeds: SeedList, args: argparse.Namespace) -> st
     return asyncio.run(Crawler(config, seeds).run()).reason
 
 
+def run_shared_crawl(args: argparse.Namespace) -> int:
+    """``--frontier``: start (or go on with) a crawl shared in Redis, and work in it."""
+    from gossamer.distributed.run import start_crawl  # noqa: PLC0415 - redis only when used
+
+    if args.engine != "async" or args.resume is not None or (args.workers or 1) > 1:
+        raise ConfigError(
+            "--frontier runs one worker per command: leave out --resume, --workers and"
+            " --engine threads (start more with gossamer worker)"
+        )
+    if args.seeds is None:
+        raise ConfigError("--frontier needs a seeds file (gossamer worker joins without one)")
+    wanted = requested(args.config, _overrides(args), FLAGS)
+    config = settle(CrawlConfig(seeds=args.seeds, out=args.out), wanted)
+    seeds = read_seeds(config.seeds, max_url_length=config.scope.max_url_length)
+    result = start_crawl(shared_of(args), config, wanted, seeds)
+    print_result(result, config.out)
+    return 0
+
+
 def run_crawl(args: argparse.Namespace) -> int:
+    if args.frontier is not None:
+        return run_shared_crawl(args)
     check_thread_flags(args)
     plan = crawl_plan(args)
     config, note = begin_crawl(plan)

@@ -37,8 +37,9 @@ def free_port() -> int:
 class RedisServer:
     """One redis-server process on ``127.0.0.1:port`` keeping its AOF in ``folder``."""
 
-    def __init__(self, folder: Path, *, fsync: str = "always") -> None:
+    def __init__(self, folder: Path, *, fsync: str = "always", password: str = "") -> None:
         assert SERVER is not None, MISSING
+        self.password = password
         self.folder = folder
         self.port = free_port()
         self.fsync = fsync
@@ -46,7 +47,8 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        secret = f":{self.password}@" if self.password else ""
+        return f"redis://{secret}127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
         assert SERVER is not None, MISSING
@@ -55,13 +57,17 @@ class RedisServer:
         command += ["--dir", str(self.folder), "--appendonly", "yes"]
         command += ["--appendfsync", self.fsync, "--save", "", "--daemonize", "no"]
         command += ["--logfile", str(self.folder / "redis.log")]
+        if self.password:
+            command += ["--requirepass", self.password]
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
         self._wait_ready()
 
     def _wait_ready(self) -> None:
         """Poll PING until the server answers (loading the AOF included), with a deadline."""
         assert self.process is not None
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1.0)
+        client = redis.Redis(
+            host="127.0.0.1", port=self.port, socket_timeout=1.0, password=self.password or None
+        )
         deadline = time.monotonic() + _START_DEADLINE
         try:
             while True:

@@ -1,0 +1,194 @@
+"""Command line of a crawl shared in Redis: ``gossamer worker`` and ``gossamer ctl``.
+
+Data flow: argv -> **cli.distributed** -> ``distributed.run`` (a worker: its own folder, the
+crawl's shared frontier) or ``distributed.control`` (status, pause, resume, stop, seeds).
+``gossamer crawl SEEDS --out DIR --frontier URL`` (cli/crawl.py) starts the crawl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from gossamer.cli.flags import path, positive_int, seconds
+from gossamer.config import CrawlConfig, requested, settle
+from gossamer.errors import ConfigError, escaped
+
+__all__ = ["add_frontier_flags", "add_parsers", "print_result", "shared_of"]
+
+_WORKER_FLAGS = {
+    "concurrency": "--concurrency",
+    "time_limit": "--time",
+    "resolve": "--resolve",
+    "fetch.ca_file": "--ca-file",
+}
+
+
+def add_frontier_flags(p: Any, *, required: bool) -> None:
+    """--frontier and --name, shared by crawl, worker and ctl."""
+    p.add_argument(
+        "--frontier",
+        required=required,
+        metavar="URL",
+        help="share the crawl through Redis: redis://[:PASSWORD@]HOST:PORT/DB or rediss://",
+    )
+    p.add_argument("--name", default="crawl", help="the shared crawl's name in Redis (crawl)")
+    p.add_argument(
+        "--redis-patience",
+        type=seconds,
+        default=60.0,
+        help="how long a worker retries an unreachable Redis before it stops (60s)",
+    )
+    p.add_argument("--worker-name", help="this worker's name in ctl status (HOSTNAME-PID)")
+    p.add_argument(
+        "--lease-ttl",
+        type=seconds,
+        default=30.0,
+        help="how long a dead worker's hosts stay leased before others take them (30s)",
+    )
+
+
+def add_parsers(sub: Any) -> None:
+    _add_worker_parser(sub)
+    _add_ctl_parser(sub)
+
+
+def _add_worker_parser(sub: Any) -> None:
+    p = sub.add_parser("worker", help="join a crawl shared in Redis (gossamer crawl --frontier)")
+    p.set_defaults(run=run_worker)
+    add_frontier_flags(p, required=True)
+    p.add_argument("--out", type=path, required=True, help="this worker's own output folder")
+    p.add_argument("--concurrency", type=positive_int, help="requests in flight in this worker")
+    p.add_argument("--time", type=seconds, dest="time_limit", help="this worker's time limit")
+    p.add_argument("--ca-file", help="PEM file of extra certificate authorities to trust")
+    p.add_argument("--resolve", action="append", default=[], metavar="HOST:IP", help="as for crawl")
+
+
+def _add_ctl_parser(sub: Any) -> None:
+    p = sub.add_parser("ctl", help="status, pause, resume, stop or add seeds to a shared crawl")
+    p.set_defaults(run=run_ctl)
+    add_frontier_flags(p, required=True)
+    p.add_argument("action", choices=("status", "pause", "resume", "stop", "add-seeds"))
+    p.add_argument("seeds", type=path, nargs="?", help="the seeds file of add-seeds")
+    p.add_argument("--json", action="store_true", help="status as JSON")
+
+
+def shared_of(args: argparse.Namespace) -> Any:
+    from gossamer.distributed.run import Shared  # noqa: PLC0415 - redis only when used
+
+    return Shared(
+        url=args.frontier,
+        name=args.name,
+        worker=args.worker_name or "",
+        patience=args.redis_patience,
+        lease_ttl=args.lease_ttl,
+    )
+
+
+def print_result(result: Any, out: Path) -> None:
+    summary = (out / "reports" / "stats.txt").read_text(encoding="utf-8")
+    print(summary.rstrip())
+    print(f"stopped: {result.reason}; output in {escaped(str(out))}")
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    from gossamer.distributed.run import join_crawl  # noqa: PLC0415
+
+    overrides = {
+        "concurrency": args.concurrency,
+        "time_limit": args.time_limit,
+        "resolve": tuple(args.resolve) or None,
+        "fetch.ca_file": args.ca_file,
+    }
+    wanted = requested(None, overrides, _WORKER_FLAGS)
+    local = settle(CrawlConfig(seeds=Path("-"), out=args.out), wanted)
+    result = join_crawl(shared_of(args), local, wanted)
+    print_result(result, args.out)
+    return 0
+
+
+def run_ctl(args: argparse.Namespace) -> int:
+    if (args.action == "add-seeds") != (args.seeds is not None):
+        raise ConfigError("a seeds file goes with add-seeds, and only with it")
+    return asyncio.run(_ctl(args))
+
+
+async def _ctl(args: argparse.Namespace) -> int:
+    from gossamer.distributed import control  # noqa: PLC0415
+    from gossamer.distributed.run import connect, redacted  # noqa: PLC0415
+    from gossamer.distributed.seeding import add_seeds  # noqa: PLC0415
+
+    redis = connect(args.frontier)
+    try:
+        with _unreachable(redacted(args.frontier)):
+            if args.action == "status":
+                found = await control.status(redis, args.name)
+                print(json.dumps(_as_json(found)) if args.json else _as_text(found))
+            elif args.action == "add-seeds":
+                queued = await add_seeds(redis, args.name, args.seeds)
+                print(f"{queued} new seed URLs queued in {args.name!r}")
+            else:
+                state = {"pause": "paused", "resume": "running", "stop": "stopped"}[args.action]
+                await control.set_state(redis, args.name, state)
+                print(f"{args.name!r} is {state}")
+    finally:
+        await redis.aclose()
+    return 0
+
+
+class _unreachable:  # noqa: N801 - used as a context manager
+    """Redis's own connection errors as one of ours, so the CLI says them in one line."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        from redis.exceptions import RedisError  # noqa: PLC0415
+
+        from gossamer.distributed.errors import SharedFrontierError  # noqa: PLC0415
+
+        if isinstance(exc, RedisError):
+            raise SharedFrontierError(f"Redis at {self.where}: {exc}") from exc
+
+
+def _as_json(found: Any) -> dict[str, Any]:
+    return {
+        "state": found.state,
+        "queued_hosts": found.queued_hosts,
+        "leased_hosts": found.leased_hosts,
+        "queued_urls": found.queued_urls,
+        "workers": [
+            {
+                "worker": w.worker,
+                "pages": w.pages,
+                "pages_per_second": round(w.pages_per_second, 2),
+                "errors": w.errors,
+                "hosts_leased": w.hosts,
+                "heartbeat_age": round(max(0.0, found.now - w.beat), 3),
+            }
+            for w in found.workers
+        ],
+    }
+
+
+def _as_text(found: Any) -> str:
+    lines = [
+        f"state: {found.state}; {found.queued_urls} URLs queued on {found.queued_hosts} "
+        f"waiting hosts, {found.leased_hosts} hosts leased",
+        f"{'worker':<28} {'pages':>8} {'pages/s':>8} {'errors':>7} {'hosts':>6} {'beat age':>9}",
+    ]
+    for w in found.workers:
+        age = max(0.0, found.now - w.beat)
+        lines.append(
+            f"{escaped(w.worker)[:28]:<28} {w.pages:>8} {w.pages_per_second:>8.1f} "
+            f"{w.errors:>7} {w.hosts:>6} {age:>8.1f}s"
+        )
+    if not found.workers:
+        lines.append("(no worker has reported yet)")
+    return "\n".join(lines)

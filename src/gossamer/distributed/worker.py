@@ -1,0 +1,269 @@
+"""A worker of a shared crawl: ``gossamer worker`` and ``gossamer crawl --frontier redis://``.
+
+Data flow: Redis (settings, leases: ``distributed.frontier``) -> **worker** -> the fetcher ->
+the store side (``engine.recording``: WARC, CDXJ, ``crawl.db``, statistics) -> admission
+(scope and trap rules) -> a link buffer -> the lease's completion, which queues the links in
+Redis through the shared seen-set. Every worker writes its own folder; Redis holds only what
+the workers share: the queues, the schedule, the seen-set, the leases, robots.txt answers and
+each worker's figures.
+
+Politeness is the frontier's: a host is leased to one worker at a time and its delay,
+Crawl-delay and backoff are kept in Redis on Redis's clock, so they hold across machines.
+A robots.txt answer is fetched under a lease by one worker, archived by it, and shared
+through Redis; the page waits its turn again after it. An unavailable robots.txt (5xx,
+unreachable) sends the page back to wait ``robots_retry_delay``, up to ``robots_retries``
+times; the host gets no other request meanwhile. (``robots_wait``, the single process's
+shortcut when nothing else is left, does not apply: no worker knows that alone.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from dataclasses import dataclass, replace
+
+from gossamer.config import CrawlConfig
+from gossamer.distributed import robots_cache
+from gossamer.distributed.frontier import Finished, Halted, Lease, Leased, Lost, RedisFrontier, Wait
+from gossamer.distributed.links import LinkBuffer
+from gossamer.distributed.patience import Patience
+from gossamer.engine.fetching import build_fetcher
+from gossamer.engine.recording import Recording
+from gossamer.fetch import LOCAL_FAULTS, FetchResult
+from gossamer.fetch.fetcher import Fetcher
+from gossamer.frontier.backoff import retry_after
+from gossamer.frontier.hosts import Job
+from gossamer.robots import RobotsRules, lasting, lasting_answer
+from gossamer.stats import CrawlStats
+from gossamer.store import MetadataDB
+from gossamer.urls import origin_of, path_query_of, robots_url
+
+__all__ = ["DistributedWorker", "WorkerResult"]
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT = 1.0  # seconds between heartbeats (a lease lives LEASE_TTL without one)
+IDLE_FIRST, IDLE_LAST = 0.002, 0.1  # seconds: the pause while others hold all the work
+MAX_WAIT = 0.5  # longest sleep towards a host's next-allowed time before asking again
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerResult:
+    reason: str  # finished, stopped, paused-then-stopped, time, target
+    stats: CrawlStats
+
+
+class DistributedWorker:
+    """``concurrency`` loops of lease -> robots.txt -> fetch -> store -> complete."""
+
+    def __init__(
+        self,
+        front: RedisFrontier,
+        name: str,
+        config: CrawlConfig,
+        *,
+        db: MetadataDB,
+        stats: CrawlStats,
+        patience: Patience,
+    ) -> None:
+        self.front = front
+        self.name = name
+        self.config = config
+        self.stats = stats
+        self.links = LinkBuffer()
+        self.recording = Recording(config, stats, db, self.links)
+        self.patience = patience
+        self.started = time.monotonic()
+        self.reason = "finished"
+        self.done = asyncio.Event()
+        self._offset = 0.0  # Redis's clock minus ours, to sleep until a host's time
+
+    def stop(self, reason: str) -> None:
+        """End the run: no new lease; the fetches under way finish and are recorded."""
+        self.reason = reason
+        self.done.set()
+
+    async def run(self) -> WorkerResult:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, self.stop, "signal")
+        redis_now = await self.patience.call(self._redis_time)
+        self._offset = redis_now - time.time()
+        fetcher = build_fetcher(self.config, connections=self.config.concurrency)
+        try:
+            async with fetcher, asyncio.TaskGroup() as group:
+                beat = group.create_task(self._heartbeat())
+                loops = [
+                    group.create_task(self._loop(fetcher)) for _ in range(self.config.concurrency)
+                ]
+                await asyncio.gather(*loops)
+                self.done.set()
+                beat.cancel()
+        finally:
+            self.recording.close()
+        await self.patience.call(self._beat)  # the final figures, for ``gossamer ctl status``
+        return WorkerResult(self.reason, self.stats)
+
+    async def _redis_time(self) -> float:
+        seconds, micros = await self.front.redis.time()
+        return float(seconds) + micros / 1e6
+
+    def figures(self) -> dict[str, int | float]:
+        s = self.stats
+        return {
+            "pages": s.pages,
+            "errors": sum(s.errors.values()),
+            "html": s.html_pages,
+            "pdf": s.pdf_pages,
+            "elapsed": round(time.monotonic() - self.started, 3),
+        }
+
+    async def _beat(self) -> None:
+        await self.front.heartbeat(self.figures())
+
+    async def _heartbeat(self) -> None:
+        while not self.done.is_set():
+            await self.patience.call(self._beat)
+            await asyncio.sleep(min(HEARTBEAT, self.front.ttl / 3))
+
+    def _over_time(self) -> bool:
+        limit = self.config.time_limit
+        return limit is not None and time.monotonic() - self.started >= limit
+
+    async def _loop(self, fetcher: Fetcher) -> None:
+        pause = IDLE_FIRST
+        while not self.done.is_set():
+            if self._over_time():
+                self.reason = "time"
+                self.done.set()
+                return
+            answer = await self.patience.call(self.front.lease)
+            if isinstance(answer, Halted) and answer.state == "paused":
+                await asyncio.sleep(IDLE_LAST)  # no request while paused; ask again
+                continue
+            if isinstance(answer, Finished | Halted):
+                if isinstance(answer, Halted):
+                    self.reason = answer.state
+                self.done.set()
+                return
+            if isinstance(answer, Leased):
+                pause = IDLE_FIRST
+                await self._visit(fetcher, answer.lease)
+            elif isinstance(answer, Wait):
+                ahead = answer.until - (time.time() + self._offset)
+                await asyncio.sleep(min(max(ahead, IDLE_FIRST), MAX_WAIT))
+            else:  # Idle: others hold every host with work; their links may bring more
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, IDLE_LAST)
+
+    async def _complete(self, lease: Lease, **kwargs: object) -> None:
+        answer = await self.patience.call(lambda: self.front.complete(lease, **kwargs))  # type: ignore[arg-type]
+        if isinstance(answer, Lost):
+            self.stats.record_error("lease_lost", lease.host)
+
+    async def _rules(self, fetcher: Fetcher, lease: Lease) -> RobotsRules | None:
+        """The origin's rules; None when the page went back to wait (robots.txt was fetched
+        under this lease, or is unavailable for now)."""
+        job, polite = lease.job, self.config.politeness
+        origin = origin_of(job.url)
+        product = self.recording.product
+        entry = await self.patience.call(
+            lambda: robots_cache.get(self.front.redis, self.name, origin)
+        )
+        if entry is None:
+            hops = await fetcher.fetch_robots(robots_url(job.url))
+            rules = self.recording.robots(job, hops)
+            last = hops[-1]
+            usable = lasting(last.status, last.error) and last.error not in LOCAL_FAULTS
+            ttl = polite.robots_ttl if usable else polite.robots_retry_delay
+            status = last.status if usable else 0
+            body = last.content if usable else b""
+            put = robots_cache.RobotsEntry(status, body)
+            await self.patience.call(
+                lambda: robots_cache.put(self.front.redis, self.name, origin, put, ttl)
+            )
+            if rules.crawl_delay:
+                await self.patience.call(
+                    lambda: self.front.set_crawl_delay(lease.host, float(rules.crawl_delay or 0))
+                )
+            await self._back_to_wait(lease, None if usable else polite.robots_retry_delay)
+            return None
+        if entry.status == 0 or not lasting(entry.status, ""):  # fetched by another worker
+            await self._back_to_wait(lease, polite.robots_retry_delay)
+            return None
+        return lasting_answer(entry.status, entry.body, product).rules
+
+    async def _back_to_wait(self, lease: Lease, wait: float | None) -> None:
+        """The page waits its host's turn again; after an unavailable robots.txt, ``wait``
+        seconds, and only ``robots_retries`` times."""
+        job = lease.job
+        if wait is None:
+            await self._complete(lease, retry=job)
+            return
+        again = job.retries < self.config.politeness.robots_retries
+        if not again:
+            self.stats.skipped_robots += 1
+            self.stats.record_error("robots_unavailable", job.host)
+        retry = replace(job, retries=job.retries + 1) if again else None
+        await self._complete(lease, outcome="slow", retry_after=wait, retry=retry)
+
+    async def _visit(self, fetcher: Fetcher, lease: Lease) -> None:
+        job = lease.job
+        rules = await self._rules(fetcher, lease)
+        if rules is None:
+            return
+        if not rules.is_allowed(path_query_of(job.url)):
+            self.recording.skipped_robots()
+            await self._complete(lease)
+            return
+        if await self._target_reached():
+            await self._complete(lease, retry=job)
+            return
+        result = await fetcher.fetch(job.url)
+        await self._after_fetch(lease, job, result)
+
+    async def _after_fetch(self, lease: Lease, job: Job, result: FetchResult) -> None:
+        if result.error in LOCAL_FAULTS:  # this machine's fault, not the host's
+            self.stats.record_error(result.error or "local_fault")
+            again = job.retries < self.config.politeness.max_retries
+            retry = replace(job, retries=job.retries + 1) if again else None
+            await self._complete(lease, retry=retry)
+            return
+        stored = self.recording.store(job, result)
+        if result.status == 0 and job.fallbacks:
+            self.recording.admitter.fall_back(job)  # a seed's next form (https -> http)
+        links = self.links.take()
+        if stored and self.config.max_pages is not None:
+            await self.patience.call(self._count_page)
+        status = result.status
+        if status in (429, 503):
+            wait = retry_after(result.header("Retry-After"), result.started_at)
+            again = job.retries < self.config.politeness.max_retries
+            retry = replace(job, retries=job.retries + 1) if again else None
+            await self._complete(lease, outcome="slow", retry_after=wait, retry=retry, links=links)
+        elif status == 0 or status >= 500:
+            await self._complete(lease, outcome="fault", links=links)
+        else:
+            await self._complete(lease, links=links)
+
+    def _pages_key(self) -> str:
+        return self.front.prefix + "pages"
+
+    async def _count_page(self) -> None:
+        """One more page stored, crawl-wide; the worker that reaches the target stops the crawl."""
+        pages = int(await self.front.redis.incr(self._pages_key()))
+        target = self.config.max_pages
+        if target is not None and pages >= target:
+            await self.front.redis.hset(self.front.prefix + "control", "state", "stopped")
+
+    async def _target_reached(self) -> bool:
+        target = self.config.max_pages
+        if target is None:
+            return False
+        raw = await self.patience.call(lambda: self.front.redis.get(self._pages_key()))
+        if raw is not None and int(raw) >= target:
+            self.reason = "target"
+            return True
+        return False
