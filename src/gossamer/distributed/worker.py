@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 HEARTBEAT = 1.0  # seconds between heartbeats (a lease lives LEASE_TTL without one)
 IDLE_FIRST, IDLE_LAST = 0.002, 0.1  # seconds: the pause while others hold all the work
 MAX_WAIT = 0.5  # longest sleep towards a host's next-allowed time before asking again
+RULES_KEPT = 600.0  # seconds a worker keeps an origin's parsed rules before asking Redis again
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +80,10 @@ class DistributedWorker:
         self.reason = "finished"
         self.done = asyncio.Event()
         self._offset = 0.0  # Redis's clock minus ours, to sleep until a host's time
+        # Parsed rules of lasting robots.txt answers, by origin, until they expire: a page
+        # then costs no Redis read and no parse of its origin's robots.txt.
+        self._rules_cache: dict[str, tuple[RobotsRules, float]] = {}
+        self._crawl_pages = 0  # pages stored crawl-wide, as of this worker's last count
 
     def stop(self, reason: str) -> None:
         """End the run: no new lease; the fetches under way finish and are recorded."""
@@ -168,6 +173,9 @@ class DistributedWorker:
         under this lease, or is unavailable for now)."""
         job, polite = lease.job, self.config.politeness
         origin = origin_of(job.url)
+        cached = self._rules_cache.get(origin)
+        if cached is not None and cached[1] > time.monotonic():
+            return cached[0]
         product = self.recording.product
         entry = await self.patience.call(
             lambda: robots_cache.get(self.front.redis, self.name, origin)
@@ -193,7 +201,10 @@ class DistributedWorker:
         if entry.status == 0 or not lasting(entry.status, ""):  # fetched by another worker
             await self._back_to_wait(lease, polite.robots_retry_delay)
             return None
-        return lasting_answer(entry.status, entry.body, product).rules
+        rules = lasting_answer(entry.status, entry.body, product).rules
+        keep = min(polite.robots_ttl, RULES_KEPT)
+        self._rules_cache[origin] = (rules, time.monotonic() + keep)
+        return rules
 
     async def _back_to_wait(self, lease: Lease, wait: float | None) -> None:
         """The page waits its host's turn again; after an unavailable robots.txt, ``wait``
@@ -254,16 +265,16 @@ class DistributedWorker:
     async def _count_page(self) -> None:
         """One more page stored, crawl-wide; the worker that reaches the target stops the crawl."""
         pages = int(await self.front.redis.incr(self._pages_key()))
+        self._crawl_pages = max(self._crawl_pages, pages)
         target = self.config.max_pages
         if target is not None and pages >= target:
             await self.front.redis.hset(self.front.prefix + "control", "state", "stopped")
 
     async def _target_reached(self) -> bool:
+        """The page target met, as far as this worker knows (its last count, and the crawl's
+        state: the worker that counts the last page stops the crawl for every worker)."""
         target = self.config.max_pages
-        if target is None:
-            return False
-        raw = await self.patience.call(lambda: self.front.redis.get(self._pages_key()))
-        if raw is not None and int(raw) >= target:
+        if target is not None and self._crawl_pages >= target:
             self.reason = "target"
             return True
         return False
