@@ -199,3 +199,32 @@ def test_a_password_protected_redis(tmp_path: Path) -> None:
     finally:
         guarded.stop()
     assert (tmp_path / "out" / "warc").is_dir()
+
+
+def test_a_worker_that_loses_redis_stops_with_its_folder_whole(
+    server: RedisServer, tmp_path: Path
+) -> None:
+    web = build_web(WebSpec(seed=8, hosts=6, pages_per_host=40, special_hosts=False,
+                            latency=0.01))  # fmt: skip
+    (tmp_path / "c.toml").write_text(CONFIG.replace("delay = 0.0", "delay = 0.1"))
+    with ThreadedTestWeb(web) as site:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("\n".join(site.seeds()) + "\n")
+        crawl = start(
+            "crawl", seeds, "--out", tmp_path / "out", "--config", tmp_path / "c.toml",
+            "--frontier", server.url, "--resolve", RESOLVE, "--no-progress",
+            "--redis-patience", "1", name="lonely",
+        )  # fmt: skip
+        until(lambda: worker_pages(server).get("lonely", 0) >= 5, "some pages")
+        server.stop(kill=True)  # and never back
+        _, err = crawl.communicate(timeout=DEADLINE)
+    assert crawl.returncode != 0
+    lines = err.strip().splitlines()
+    assert any("unreachable, retrying" in line for line in lines)
+    assert lines[-1].startswith("gossamer: error: Redis at redis://127.0.0.1:")
+    assert "unreachable for 1 s" in lines[-1]
+    stats = json.loads((tmp_path / "out" / "reports" / "stats.json").read_text())
+    assert stats["pages"] == len(stored_pages(tmp_path / "out")) >= 5
+    warcio = Path(sys.executable).parent / "warcio"
+    for path in (tmp_path / "out" / "warc").glob("*.warc.gz"):
+        assert subprocess.run([warcio, "check", str(path)], check=False).returncode == 0

@@ -106,6 +106,8 @@ class DistributedWorker:
                 await asyncio.gather(*loops)
                 self.done.set()
                 beat.cancel()
+        except BaseExceptionGroup as failed:  # one loop's error ends all; say that one
+            raise failed.exceptions[0] from None
         finally:
             self.recording.close()
         await self.patience.call(self._beat)  # the final figures, for ``gossamer ctl status``
