@@ -108,6 +108,7 @@ class Done:
 
     next_time: float
     queued: int  # new links queued
+    pages: int = 0  # pages stored crawl-wide, after this one (when it was counted)
 
 
 LeaseAnswer = Leased | Wait | Idle | Finished | Halted
@@ -208,10 +209,12 @@ class RedisFrontier:
         retry_after: float | None = None,
         retry: Job | None = None,
         links: Iterable[Job] = (),
+        count_page: bool = False,
     ) -> Done | Lost:
         """Record the fetch of ``lease.job``: ``outcome`` is ``ok``, ``fault`` (5xx or transport:
         exponential backoff) or ``slow`` (429/503, waits ``retry_after`` if given); ``retry`` is
-        queued again; ``links`` go through the seen-set. Refused (Lost) under a stale token."""
+        queued again; ``links`` go through the seen-set; ``count_page`` adds one to the crawl's
+        stored pages (``P pages``). Refused (Lost) under a stale token."""
         if outcome not in {"ok", "fault", "slow"}:
             raise ValueError(f"unknown outcome {outcome!r}")
         args: list[str] = [
@@ -220,13 +223,14 @@ class RedisFrontier:
             outcome,
             "" if retry_after is None else repr(float(retry_after)),
             "" if retry is None else encode_job(retry),
+            "1" if count_page else "0",
         ]
         for job in links:
             args += _admission(job)
         reply = await self._run(self._complete, args)
         if _text(reply[0]) == "lost":
             return Lost()
-        return Done(next_time=float(reply[1]), queued=int(reply[2]))
+        return Done(next_time=float(reply[1]), queued=int(reply[2]), pages=int(reply[3]))
 
     async def heartbeat(self, figures: Mapping[str, int | float]) -> set[str]:
         """Renew this worker's leases and store its figures; the hosts it still holds."""

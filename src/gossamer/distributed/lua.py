@@ -162,9 +162,11 @@ if ARGV[7] ~= '' then redis.call('RPUSH', P..'q:'..host, ARGV[7]) end
 redis.call('DEL', lease)
 redis.call('ZREM', P..'leases', host)
 redis.call('SREM', P..'held:'..worker, host)
-local queued = admit(8, (#ARGV - 7) / 4)
+local pages = 0
+if ARGV[8] == '1' then pages = redis.call('INCR', P..'pages') end
+local queued = admit(9, (#ARGV - 8) / 4)
 schedule(host)
-return {'done', fmt(nxt), queued}
+return {'done', fmt(nxt), queued, pages}
 """
 )
 

@@ -169,6 +169,8 @@ class DistributedWorker:
         answer = await self.patience.call(lambda: self.front.complete(lease, **kwargs))  # type: ignore[arg-type]
         if isinstance(answer, Lost):
             self.stats.record_error("lease_lost", lease.host)
+        elif kwargs.get("count_page"):
+            await self._counted(answer.pages)
 
     async def _rules(self, fetcher: Fetcher, lease: Lease) -> RobotsRules | None:
         """The origin's rules; None when the page went back to wait (robots.txt was fetched
@@ -248,29 +250,28 @@ class DistributedWorker:
         if result.status == 0 and job.fallbacks:
             self.recording.admitter.fall_back(job)  # a seed's next form (https -> http)
         links = self.links.take()
-        if stored and self.config.max_pages is not None:
-            await self.patience.call(self._count_page)
+        count = stored and self.config.max_pages is not None
         status = result.status
         if status in (429, 503):
             wait = retry_after(result.header("Retry-After"), result.started_at)
             again = job.retries < self.config.politeness.max_retries
             retry = replace(job, retries=job.retries + 1) if again else None
-            await self._complete(lease, outcome="slow", retry_after=wait, retry=retry, links=links)
+            await self._complete(
+                lease, outcome="slow", retry_after=wait, retry=retry, links=links, count_page=count
+            )
         elif status == 0 or status >= 500:
-            await self._complete(lease, outcome="fault", links=links)
+            await self._complete(lease, outcome="fault", links=links, count_page=count)
         else:
-            await self._complete(lease, links=links)
+            await self._complete(lease, links=links, count_page=count)
 
-    def _pages_key(self) -> str:
-        return self.front.prefix + "pages"
-
-    async def _count_page(self) -> None:
-        """One more page stored, crawl-wide; the worker that reaches the target stops the crawl."""
-        pages = int(await self.front.redis.incr(self._pages_key()))
+    async def _counted(self, pages: int) -> None:
+        """The crawl's stored pages after this one; the worker that reaches the target stops
+        the crawl for every worker."""
         self._crawl_pages = max(self._crawl_pages, pages)
         target = self.config.max_pages
         if target is not None and pages >= target:
-            await self.front.redis.hset(self.front.prefix + "control", "state", "stopped")
+            key = self.front.prefix + "control"
+            await self.patience.call(lambda: self.front.redis.hset(key, "state", "stopped"))
 
     async def _target_reached(self) -> bool:
         """The page target met, as far as this worker knows (its last count, and the crawl's
