@@ -35,7 +35,11 @@ def _rows(folder: Path, db: str, sql: str) -> list[tuple[str, ...]]:
 
 
 def test_a_page_is_found_by_a_word_only_links_to_it_use(indexed: Path) -> None:
-    anchors = _rows(indexed, "anchors.db", "SELECT target, text FROM anchors")
+    anchors = _rows(
+        indexed,
+        "anchors.db",
+        "SELECT n.name, a.text FROM anchor_links AS a JOIN names AS n ON n.id = a.target",
+    )
     indexed_urls = {
         url for (url,) in _rows(indexed, "docs.db", "SELECT url FROM docs WHERE indexed")
     }

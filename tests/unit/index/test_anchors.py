@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from gossamer.index.anchors import (
     CROSS_HOST_CAP,
     CROSS_HOST_WEIGHT,
     SAME_HOST_CAP,
+    AnchorStore,
     anchor_values,
 )
 from gossamer.index.links import Anchor, anchors_of
@@ -101,3 +103,31 @@ def test_an_index_from_before_anchor_text_is_refused_then_rebuilt(tmp_path: Path
     report = build_index(folder)
     assert report.indexed == 2
     assert _found(folder, "zebra") == ["http://a.test/target"]
+
+
+def test_an_anchor_store_of_the_first_layout_is_moved_into_the_interned_one(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "anchors.db"
+    old = sqlite3.connect(path)
+    old.executescript(
+        "CREATE TABLE anchors (target TEXT NOT NULL, source TEXT NOT NULL, host TEXT NOT NULL,"
+        " text TEXT NOT NULL, PRIMARY KEY (target, source, text)) WITHOUT ROWID;"
+        "CREATE TABLE dirty (target TEXT PRIMARY KEY) WITHOUT ROWID;"
+        "INSERT INTO anchors VALUES ('http://a.test/t', 'id1', 'b.test', 'zebra guide'),"
+        " ('http://a.test/t', 'id2', 'c.test', 'zebra guide'), ('http://a.test/u', 'id1',"
+        " 'b.test', 'other');"
+        "INSERT INTO dirty VALUES ('http://a.test/u');"
+    )
+    old.commit()
+    old.close()
+    with AnchorStore(path) as store:
+        assert store.dirty() == ["http://a.test/u"]
+        assert store.values_for("http://a.test/t", "a.test") == ["zebra guide"] * (
+            CROSS_HOST_WEIGHT * 2
+        )
+        store.replace("id1", "b.test", [Anchor("http://a.test/t", "new words")])
+        assert sorted(store.dirty()) == ["http://a.test/t", "http://a.test/u"]
+        assert sorted(store.values_for("http://a.test/u", "a.test")) == []
+    tables = {row[0] for row in sqlite3.connect(path).execute("SELECT name FROM sqlite_master")}
+    assert "anchors" not in tables and "dirty" not in tables
