@@ -7,7 +7,8 @@ Data flow: argv -> **cli** -> the package a subcommand runs. Each module here re
 subcommands on the parser with the function that runs them (``set_defaults(run=...)``):
 ``crawl``; ``recover``; ``tree`` (``export-tree``); ``study`` (which serves its own test
 web); ``testweb`` (``testweb`` and ``demo``); ``search`` (``index``, ``rank``, ``search`` and
-``serve``). ``flags`` holds the value types they share. This module builds the parser,
+``serve``); ``distributed`` (``worker`` and ``ctl`` of a crawl shared in Redis); ``merge``.
+``flags`` holds the value types they share. This module builds the parser,
 configures logging and turns faults into exit statuses.
 
 With ``--json`` (``gossamer search``) an error is also printed on stdout as one JSON object,
@@ -84,6 +85,7 @@ _REGISTRARS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("demo",), "testweb", "add_demo_parser"),
     (("index", "rank", "search", "serve"), "search", "add_parsers"),
     (("worker", "ctl"), "distributed", "add_parsers"),
+    (("merge",), "merge", "add_parser"),
 )
 
 
