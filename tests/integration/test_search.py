@@ -109,7 +109,8 @@ def test_search_command_prints_json(searchable: Path, capsys: pytest.CaptureFixt
     conn = sqlite3.connect(searchable / "index" / "anchors.db")
     try:
         named = {url for (url,) in conn.execute(
-            "SELECT target FROM anchors WHERE lower(text) LIKE '%amber%'"
+            "SELECT n.name FROM anchor_links AS a JOIN names AS n ON n.id = a.target"
+            " WHERE lower(a.text) LIKE '%amber%'"
         )}  # fmt: skip
     finally:
         conn.close()

@@ -110,6 +110,9 @@ class AnchorStore:
         except sqlite3.Error as exc:
             raise IndexingError(f"cannot open the anchor store {path}: {exc}") from exc
         self._path = path
+        # Redirecting URL -> where it leads (``redirects.py``): links to the first are filed
+        # under the second, which has the document.
+        self.aliases: dict[str, str] = {}
 
     def close(self) -> None:
         self._conn.close()
@@ -151,6 +154,8 @@ class AnchorStore:
     def replace(self, source: str, host: str, anchors: Sequence[Anchor]) -> None:
         """Make ``anchors`` the links of the page ``source`` (a url_id), marking their targets."""
         conn = self._conn
+        if self.aliases:
+            anchors = [Anchor(self.aliases.get(a.target, a.target), a.text) for a in anchors]
         try:
             ids = self._ids({source, host, *(a.target for a in anchors)})
             me = ids[source]
@@ -165,6 +170,37 @@ class AnchorStore:
             conn.executemany(
                 "INSERT OR IGNORE INTO anchor_dirty VALUES (?)", [(ids[a.target],) for a in anchors]
             )
+        except sqlite3.Error as exc:
+            raise IndexingError(f"cannot write the anchor store {self._path}: {exc}") from exc
+
+    def move_aliases(self) -> int:
+        """File the links to each redirecting URL in ``aliases`` under the URL it leads to,
+        marking those targets; how many link rows moved (links read in earlier runs, before
+        the redirect was known)."""
+        if not self.aliases:
+            return 0
+        conn = self._conn
+        try:
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS alias (src TEXT, dst TEXT)")
+            conn.execute("DELETE FROM temp.alias")
+            conn.executemany("INSERT INTO temp.alias VALUES (?, ?)", self.aliases.items())
+            moves = (
+                "SELECT s.id AS src, d.id AS dst FROM temp.alias AS a"
+                " JOIN names AS s ON s.name = a.src JOIN names AS d ON d.name = a.dst"
+            )
+            conn.execute("INSERT OR IGNORE INTO names (name) SELECT dst FROM temp.alias")
+            conn.execute(
+                f"INSERT OR IGNORE INTO anchor_links SELECT m.dst, l.source, l.host, l.text"
+                f" FROM ({moves}) AS m JOIN anchor_links AS l ON l.target = m.src"
+            )
+            conn.execute(
+                f"INSERT OR IGNORE INTO anchor_dirty SELECT DISTINCT m.dst FROM ({moves}) AS m"
+                " JOIN anchor_links AS l ON l.target = m.src"
+            )
+            gone = conn.execute(
+                f"DELETE FROM anchor_links WHERE target IN (SELECT src FROM ({moves}))"
+            )
+            return gone.rowcount
         except sqlite3.Error as exc:
             raise IndexingError(f"cannot write the anchor store {self._path}: {exc}") from exc
 

@@ -40,6 +40,7 @@ from gossamer.index.errors import IndexingError
 from gossamer.index.extract import PageText, extract, kind_of
 from gossamer.index.language import detect_language
 from gossamer.index.near import NearKeys, choose_group, near_keys
+from gossamer.index.redirects import redirect_targets
 from gossamer.index.relink import relink
 from gossamer.index.schema import (
     DOCSTORE_FILE,
@@ -347,9 +348,11 @@ def _run(
     if recovering:
         log.warning("the last index run was interrupted; re-adding its documents safely")
     sinks = _Sinks(store, anchors, _writer(crawl_dir, handle))
+    anchors.aliases = redirect_targets(crawl_dir / "crawl.db")
     done = 0
     sinks.begin()
     try:
+        anchors.move_aliases()
         for items in _extracted(crawl_dir, pending, workers, max_decoded):
             for item in items:
                 _store(item, sinks, recovering, tally)

@@ -29,6 +29,8 @@ class FakePage:
     links: tuple[str, ...] = ()
     gzip: bool = False
     fetched_at: float = START
+    referrer: str | None = None  # the page (or redirect) that led the crawl here
+    location: str | None = None  # a redirect's Location
 
 
 def html(title: str, text: str, *, extra: str = "", head: str = "") -> bytes:
@@ -47,6 +49,8 @@ def make_crawl(folder: Path, pages: Iterable[FakePage]) -> Path:
     ):
         for page in pages:
             headers: list[tuple[str, str]] = [("Content-Type", page.content_type)]
+            if page.location is not None:
+                headers.append(("Location", page.location))
             body = page.body
             if page.gzip:
                 body = gzip.compress(page.body, mtime=0)
@@ -64,8 +68,8 @@ def make_crawl(folder: Path, pages: Iterable[FakePage]) -> Path:
             )
             location = warc.write(result)
             host = urlsplit(page.url).netloc
-            db.add_discovered([(page.url, host, 0, None)])
-            db.add_page(page_row(result, location, depth=0, referrer=None, host=host))
+            db.add_discovered([(page.url, host, 0, page.referrer)])
+            db.add_page(page_row(result, location, depth=0, referrer=page.referrer, host=host))
             if page.links:
                 db.add_links(page.url, list(page.links))
     return folder

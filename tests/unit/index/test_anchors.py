@@ -131,3 +131,35 @@ def test_an_anchor_store_of_the_first_layout_is_moved_into_the_interned_one(
         assert sorted(store.values_for("http://a.test/u", "a.test")) == []
     tables = {row[0] for row in sqlite3.connect(path).execute("SELECT name FROM sqlite_master")}
     assert "anchors" not in tables and "dirty" not in tables
+
+
+def test_links_to_a_redirect_name_the_page_it_leads_to(tmp_path: Path) -> None:
+    linker = FakePage(
+        "http://b.test/linker",
+        html("Linker", "some text", extra=_nav("http://a.test/old", "zebra handbook")),
+        links=("http://a.test/old",),
+    )
+    moved = [
+        FakePage("http://a.test/old", b"", status=301, location="/older"),
+        FakePage(
+            "http://a.test/older", b"", status=308, location="/new", referrer="http://a.test/old"
+        ),
+        FakePage(
+            "http://a.test/new",
+            html("Plain page", "nothing special"),
+            referrer="http://a.test/older",
+        ),
+    ]
+    # Read in two runs: the link first, the redirects later; then all at once.
+    folder = make_crawl(tmp_path / "twice", [linker])
+    build_index(folder)
+    assert _found(folder, "zebra") == []
+    both = make_crawl(tmp_path / "once", [linker, *moved])
+    build_index(both)
+    assert _found(both, "zebra") == ["http://a.test/new"]
+    shutil.rmtree(folder)
+    folder = make_crawl(tmp_path / "twice", [linker])
+    build_index(folder)
+    make_crawl(folder, moved)  # a later crawl run found the redirects
+    build_index(folder)
+    assert _found(folder, "zebra") == ["http://a.test/new"]
