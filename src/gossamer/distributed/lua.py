@@ -37,11 +37,16 @@ local function clock(arg)
   local t = redis.call('TIME')
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
 end
+local scheduled = 0
 local function schedule(host)
   if redis.call('LLEN', P..'q:'..host) > 0 then
     local nxt = tonumber(redis.call('HGET', P..'host:'..host, 'next') or '0')
-    redis.call('ZADD', P..'ready', nxt, host)
+    scheduled = scheduled + redis.call('ZADD', P..'ready', nxt, host)
   end
+end
+-- Idle workers listen on P..'work': a host newly in the schedule may be theirs to take.
+local function wake()
+  if scheduled > 0 then redis.call('PUBLISH', P..'work', scheduled) end
 end
 local function reap(now, limit)
   local hosts = redis.call('ZRANGEBYSCORE', P..'leases', '-inf', now, 'LIMIT', 0, limit)
@@ -89,6 +94,7 @@ REAP = (
     _COMMON
     + """
 local hosts, returned = reap(clock(ARGV[2]), tonumber(ARGV[3]))
+wake()
 table.insert(hosts, tostring(returned))
 return hosts
 """
@@ -166,6 +172,7 @@ local pages = 0
 if ARGV[8] == '1' then pages = redis.call('INCR', P..'pages') end
 local queued = admit(9, (#ARGV - 8) / 4)
 schedule(host)
+wake()
 return {'done', fmt(nxt), queued, pages}
 """
 )
@@ -174,7 +181,9 @@ return {'done', fmt(nxt), queued, pages}
 ADD = (
     _COMMON
     + """
-return admit(3, (#ARGV - 2) / 4)
+local queued = admit(3, (#ARGV - 2) / 4)
+wake()
+return queued
 """
 )
 

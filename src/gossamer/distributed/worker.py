@@ -19,10 +19,13 @@ shortcut when nothing else is left, does not apply: no worker knows that alone.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 import time
 from dataclasses import dataclass, replace
+
+from redis.exceptions import RedisError
 
 from gossamer.config import CrawlConfig
 from gossamer.distributed import robots_cache
@@ -84,6 +87,7 @@ class DistributedWorker:
         # then costs no Redis read and no parse of its origin's robots.txt.
         self._rules_cache: dict[str, tuple[RobotsRules, float]] = {}
         self._crawl_pages = 0  # pages stored crawl-wide, as of this worker's last count
+        self._work = asyncio.Event()  # set and cleared at once: wakes the idle loops
 
     def stop(self, reason: str) -> None:
         """End the run: no new lease; the fetches under way finish and are recorded."""
@@ -100,12 +104,14 @@ class DistributedWorker:
         try:
             async with fetcher, asyncio.TaskGroup() as group:
                 beat = group.create_task(self._heartbeat())
+                listen = group.create_task(self._listen())
                 loops = [
                     group.create_task(self._loop(fetcher)) for _ in range(self.config.concurrency)
                 ]
                 await asyncio.gather(*loops)
                 self.done.set()
                 beat.cancel()
+                listen.cancel()
         except BaseExceptionGroup as failed:  # one loop's error ends all; say that one
             raise failed.exceptions[0] from None
         finally:
@@ -135,6 +141,25 @@ class DistributedWorker:
             await self.patience.call(self._beat)
             await asyncio.sleep(min(HEARTBEAT, self.front.ttl / 3))
 
+    async def _listen(self) -> None:
+        """Wake the idle loops when a host enters the schedule (``P work``, published by the
+        scripts). Lost with the connection, it subscribes again; meanwhile the idle loops
+        still ask every ``IDLE_LAST`` seconds."""
+        channel = self.front.prefix + "work"
+        while not self.done.is_set():
+            try:
+                async with self.front.redis.pubsub() as pubsub:
+                    await pubsub.subscribe(channel)
+                    while not self.done.is_set():
+                        message = await pubsub.get_message(
+                            ignore_subscribe_messages=True, timeout=1.0
+                        )
+                        if message is not None:
+                            self._work.set()
+                            self._work.clear()
+            except RedisError:
+                await asyncio.sleep(IDLE_LAST)
+
     def _over_time(self) -> bool:
         limit = self.config.time_limit
         return limit is not None and time.monotonic() - self.started >= limit
@@ -162,7 +187,8 @@ class DistributedWorker:
                 ahead = answer.until - (time.time() + self._offset)
                 await asyncio.sleep(min(max(ahead, IDLE_FIRST), MAX_WAIT))
             else:  # Idle: others hold every host with work; their links may bring more
-                await asyncio.sleep(pause)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._work.wait(), pause)
                 pause = min(pause * 2, IDLE_LAST)
 
     async def _complete(self, lease: Lease, **kwargs: object) -> None:
