@@ -26,7 +26,7 @@ pytest.importorskip("redis", reason="the redis client is not installed (pip inst
 import redis
 
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
-from tests.unit.distributed.redis_rig import MISSING, SERVER, RedisServer
+from tests.unit.distributed.redis_rig import MISSING, SERVER, RedisServer, tls_files
 
 from .conftest import RESOLVE
 
@@ -236,3 +236,32 @@ def test_a_worker_that_loses_redis_stops_with_its_folder_whole(
     warcio = Path(sys.executable).parent / "warcio"
     for path in (tmp_path / "out" / "warc").glob("*.warc.gz"):
         assert subprocess.run([warcio, "check", str(path)], check=False).returncode == 0
+
+
+def test_a_redis_behind_tls(tmp_path: Path) -> None:
+    if SERVER is None:
+        pytest.skip(MISSING)
+    secured = RedisServer(tmp_path / "redis", ca_file=tls_files(tmp_path / "tls"))
+    secured.start()
+    try:
+        web = build_web(WebSpec(seed=3, hosts=3, pages_per_host=5, special_hosts=False))
+        with ThreadedTestWeb(web) as site:
+            seeds = tmp_path / "seeds.txt"
+            seeds.write_text("\n".join(site.seeds()) + "\n")
+            base = ("crawl", seeds, "--out", tmp_path / "out", "--resolve", RESOLVE,
+                    "--no-progress", "--redis-patience", "0.2")  # fmt: skip
+            untrusted = secured.url.split("?")[0]  # no CA given: the certificate is refused
+            refused = subprocess.run(
+                gossamer(*base, "--frontier", untrusted),
+                check=False, capture_output=True, text=True, timeout=60, cwd=ROOT,
+            )  # fmt: skip
+            assert refused.returncode != 0
+            assert "certificate verify failed" in refused.stderr.strip().splitlines()[-1]
+            done = subprocess.run(
+                gossamer(*base, "--frontier", secured.url),
+                check=False, capture_output=True, text=True, timeout=60, cwd=ROOT,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            assert site.report().missing == ()
+    finally:
+        secured.stop()

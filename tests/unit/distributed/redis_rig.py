@@ -34,12 +34,34 @@ def free_port() -> int:
         return port
 
 
+def tls_files(folder: Path) -> Path:
+    """A throwaway CA and a certificate for 127.0.0.1 in ``folder``; the CA's file."""
+    import trustme  # noqa: PLC0415 - a development dependency
+
+    folder.mkdir(parents=True, exist_ok=True)
+    authority = trustme.CA()
+    issued = authority.issue_cert("127.0.0.1")
+    issued.private_key_pem.write_to_path(str(folder / "key.pem"))
+    issued.cert_chain_pems[0].write_to_path(str(folder / "cert.pem"))
+    authority.cert_pem.write_to_path(str(folder / "ca.pem"))
+    return folder / "ca.pem"
+
+
 class RedisServer:
     """One redis-server process on ``127.0.0.1:port`` keeping its AOF in ``folder``."""
 
-    def __init__(self, folder: Path, *, fsync: str = "always", password: str = "") -> None:
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        fsync: str = "always",
+        password: str = "",
+        ca_file: Path | None = None,
+    ) -> None:
+        """``ca_file``: serve TLS only, with the certificate and key beside it (``tls_files``)."""
         assert SERVER is not None, MISSING
         self.password = password
+        self.ca_file = ca_file
         self.folder = folder
         self.port = free_port()
         self.fsync = fsync
@@ -48,12 +70,20 @@ class RedisServer:
     @property
     def url(self) -> str:
         secret = f":{self.password}@" if self.password else ""
+        if self.ca_file is not None:
+            return f"rediss://{secret}127.0.0.1:{self.port}/0?ssl_ca_certs={self.ca_file}"
         return f"redis://{secret}127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
         assert SERVER is not None, MISSING
         self.folder.mkdir(parents=True, exist_ok=True)
         command = [SERVER, "--bind", "127.0.0.1", "--port", str(self.port)]
+        if self.ca_file is not None:
+            folder = self.ca_file.parent
+            command = [SERVER, "--bind", "127.0.0.1", "--port", "0", "--tls-port", str(self.port)]
+            command += ["--tls-cert-file", str(folder / "cert.pem"), "--tls-key-file"]
+            command += [str(folder / "key.pem"), "--tls-ca-cert-file", str(self.ca_file)]
+            command += ["--tls-auth-clients", "no"]
         command += ["--dir", str(self.folder), "--appendonly", "yes"]
         command += ["--appendfsync", self.fsync, "--save", "", "--daemonize", "no"]
         command += ["--logfile", str(self.folder / "redis.log")]
@@ -65,9 +95,7 @@ class RedisServer:
     def _wait_ready(self) -> None:
         """Poll PING until the server answers (loading the AOF included), with a deadline."""
         assert self.process is not None
-        client = redis.Redis(
-            host="127.0.0.1", port=self.port, socket_timeout=1.0, password=self.password or None
-        )
+        client = redis.Redis.from_url(self.url, socket_timeout=1.0)
         deadline = time.monotonic() + _START_DEADLINE
         try:
             while True:
