@@ -91,7 +91,8 @@ def anchor_values(target_host: str, rows: Iterable[tuple[str, str]]) -> list[str
         + CROSS_HOST_WEIGHT * min(len(hosts.get(key, ())), CROSS_HOST_CAP)
         for key in wording
     }
-    ranked = sorted(weights, key=lambda key: -weights[key])[:_MAX_VALUES]
+    # Ties go by the words themselves, not by the order the store returned the rows in.
+    ranked = sorted(weights, key=lambda key: (-weights[key], key))[:_MAX_VALUES]
     return [wording[key] for key in ranked for _ in range(weights[key])]
 
 

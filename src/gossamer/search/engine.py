@@ -13,6 +13,7 @@ reads two fast fields and no stored document. Only the 30 shown are loaded in fu
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,7 +23,7 @@ from gossamer.index.schema import DOCSTORE_FILE, INDEX_DIR, Fields, open_index
 from gossamer.search.compile import CompiledQuery, compile_query
 from gossamer.search.docranks import doc_ranks
 from gossamer.search.errors import SearchError
-from gossamer.search.query import parse_query
+from gossamer.search.query import ParsedQuery, parse_query
 from gossamer.search.ranking import Candidate, Ordered, RankingWeights, order_candidates
 from gossamer.search.results import Copy, HitScores, SearchHit, SearchPage, Snippet
 from gossamer.store.docstore import DocStore
@@ -42,6 +43,16 @@ _Key = tuple[int, int]  # (segment, doc) of a tantivy DocAddress, which is not h
 
 def _key(address: tantivy.DocAddress) -> _Key:
     return (address.segment_ord, address.doc)
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranked:
+    parsed: ParsedQuery
+    hits: list[tuple[float, tantivy.DocAddress]]
+    ordered: list[Ordered]
+    base: tantivy.Query | None
+    matched: str  # all, any or none of the query's words
+    count: int
 
 
 class SearchEngine:
@@ -99,22 +110,9 @@ class SearchEngine:
         if not 1 <= page <= MAX_PAGE:
             raise SearchError(f"page must be between 1 and {MAX_PAGE}")
         started = time.perf_counter()
-        parsed = parse_query(text)
-        compiled = compile_query(
-            parsed, self._schema, self._analyzer, self.weights, language=language
-        )
-        hits: list[tuple[float, tantivy.DocAddress]] = []
-        matched, count = "none", 0
-        if not compiled.empty:
-            matched = "all"
-            hits, count = self._run(compiled.strict)
-            if not hits and compiled.loose is not None:
-                matched = "any"
-                hits, count = self._run(compiled.loose)
-            if not hits:
-                matched = "none"
-        base = compiled.strict if matched == "all" else compiled.loose
-        ordered = self._order(hits, compiled, base)
+        found = self._ranked(text, language)
+        parsed, hits, ordered, base = found.parsed, found.hits, found.ordered, found.base
+        matched, count = found.matched, found.count
         page = min(page, max(1, -(-len(ordered) // per_page)))
         start = (page - 1) * per_page
         shown = ordered[start : start + per_page]
@@ -142,6 +140,37 @@ class SearchEngine:
             pagerank_used=self._doc_ranks.used,
             seconds=time.perf_counter() - started,
         )
+
+    def ranked_urls(
+        self, text: str, *, limit: int = PER_PAGE, language: str | None = None
+    ) -> list[str]:
+        """The URLs of the first ``limit`` results in result order, with nothing else: no
+        snippet, copy or score is built (a ranking benchmark asks thousands of queries)."""
+        found = self._ranked(text, language)
+        urls = []
+        for item in found.ordered[:limit]:
+            doc = self._searcher.doc(found.hits[item.candidate.key][1])
+            urls.append(str(doc.get_first(Fields.URL) or ""))
+        return urls
+
+    def _ranked(self, text: str, language: str | None) -> _Ranked:
+        """The query parsed and compiled, its hits (all its words, else any), in order."""
+        parsed = parse_query(text)
+        compiled = compile_query(
+            parsed, self._schema, self._analyzer, self.weights, language=language
+        )
+        hits: list[tuple[float, tantivy.DocAddress]] = []
+        matched, count = "none", 0
+        if not compiled.empty:
+            matched = "all"
+            hits, count = self._run(compiled.strict)
+            if not hits and compiled.loose is not None:
+                matched = "any"
+                hits, count = self._run(compiled.loose)
+            if not hits:
+                matched = "none"
+        base = compiled.strict if matched == "all" else compiled.loose
+        return _Ranked(parsed, hits, self._order(hits, compiled, base), base, matched, count)
 
     def scores_for(self, url: str, text: str, language: str | None = None) -> HitScores | None:
         """How ``url`` scores for the query ``text``; None when it does not match."""

@@ -163,3 +163,10 @@ def test_links_to_a_redirect_name_the_page_it_leads_to(tmp_path: Path) -> None:
     make_crawl(folder, moved)  # a later crawl run found the redirects
     build_index(folder)
     assert _found(folder, "zebra") == ["http://a.test/new"]
+
+
+def test_equally_weighted_wordings_come_out_in_one_order_whatever_the_row_order() -> None:
+    rows = [(f"h{i}.test", f"wording {i % 7}") for i in range(200)]
+    first = anchor_values("a.test", rows)
+    assert anchor_values("a.test", list(reversed(rows))) == first
+    assert first == sorted(first)  # all weigh the same here: by their words

@@ -141,3 +141,10 @@ def test_hits_blend_text_pagerank_and_host_rank(engine: SearchEngine) -> None:
         # The score of one page, asked on its own, is the one it had in the list.
         alone = engine.scores_for(hit.url, "database")
         assert alone is not None and alone.blended == pytest.approx(s.blended)
+
+
+@pytest.mark.parametrize("query", ["database", "wal journal", '"write ahead"', "zzzz", "-x"])
+def test_ranked_urls_are_the_results_urls_in_order(engine: SearchEngine, query: str) -> None:
+    shown = [hit.url for hit in engine.search(query, per_page=10).hits]
+    assert engine.ranked_urls(query, limit=10) == shown
+    assert engine.ranked_urls(query, limit=2) == shown[:2]
