@@ -6,6 +6,9 @@ by nginx (one worker process, access log off), so nearly both cores are left to 
 
     apt-get install nginx-light      # once
     .venv/bin/python benchmarks/workers_scaling.py --hosts 200 --pages 100 --budget 15000
+    # pages of real size (5-40 KB), a host whose robots.txt answers 500, to process exit:
+    .venv/bin/python benchmarks/workers_scaling.py --hosts 200 --pages 100 --budget 0 \
+        --page-bytes 5000 40000 --robots-error-host --workers 2 0
 
 Each crawler configuration runs ``--repeat`` times, alternating; wall time is spawn to exit,
 CPU is the crawler's process tree (``os.wait4`` on the coordinator, which waits for its
@@ -37,13 +40,19 @@ PORT = 18_080
 
 
 def export(spec: WebSpec, root: Path) -> tuple[list[str], list[tuple[str, str]]]:
-    """Write every 200 answer as a file under root/HOST/; return seeds and robots redirects."""
+    """Write every 200 answer as a file under root/HOST/; return seeds and robots redirects.
+
+    A host whose robots.txt answers 5xx gets the status as its redirect "target" (``500``),
+    which ``nginx_config`` turns into that answer."""
     web = build_web(spec)
     renderer = _Renderer(web, PORT)
     redirects: list[tuple[str, str]] = []
     for (host, target), resource in web.resources.items():
         if resource.kind is Kind.REDIRECT and resource.target is not None:
             redirects.append((host, resource.target.path))
+            continue
+        if target == "/robots.txt" and resource.kind is Kind.ERROR and resource.status >= 500:
+            redirects.append((host, str(resource.status)))
             continue
         rendered = renderer.get(host, target, resource)
         if rendered.status != 200:
@@ -56,7 +65,12 @@ def export(spec: WebSpec, root: Path) -> tuple[list[str], list[tuple[str, str]]]
 
 
 def nginx_config(root: Path, work: Path, redirects: list[tuple[str, str]]) -> Path:
-    moved = "\n".join(f"        {host} {target};" for host, target in redirects)
+    moved = "\n".join(
+        f"        {host} {target};" for host, target in redirects if target.startswith("/")
+    )
+    failing = "\n".join(
+        f"        {host} 1;" for host, target in redirects if not target.startswith("/")
+    )
     text = f"""
 worker_processes 1;
 pid {work}/nginx.pid;
@@ -75,10 +89,15 @@ http {{
         default "";
 {moved}
     }}
+    map $host $robots_failing {{
+        default "";
+{failing}
+    }}
     server {{
         listen 127.0.0.1:{PORT};
         root {root}/$host;
         location = /robots.txt {{
+            if ($robots_failing) {{ return 500; }}
             if ($robots_moved) {{ return 301 http://$host:{PORT}$robots_moved; }}
         }}
     }}
@@ -110,10 +129,10 @@ def crawl(seeds: Path, out: Path, workers: int, budget: int, nginx_pid: int) -> 
         argv = [
             str(BIN / "gossamer"), "crawl", str(seeds), "--out", str(out),
             "--resolve", "*.web.test:127.0.0.1", "--config", str(config),
-            "--concurrency", "128", "--max-pages", str(budget), "--no-progress",
+            "--concurrency", "128", "--no-progress", "--workers", str(workers),
         ]  # fmt: skip
-        if workers > 1:
-            argv += ["--workers", str(workers)]
+        if budget:
+            argv += ["--max-pages", str(budget)]
     server_before = process_cpu(nginx_pid)
     started = time.perf_counter()
     child = subprocess.Popen(
@@ -145,7 +164,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--hosts", type=int, default=200)
     parser.add_argument("--pages", type=int, default=100)
-    parser.add_argument("--budget", type=int, default=15_000)
+    parser.add_argument("--budget", type=int, default=15_000, help="pages (0: to the end)")
+    parser.add_argument(
+        "--page-bytes", type=int, nargs=2, metavar=("LOW", "HIGH"), help="fill pages to this size"
+    )
+    parser.add_argument(
+        "--robots-error-host", action="store_true", help="add a host whose robots.txt answers 500"
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
         "--workers", type=int, nargs="*", default=[1, 2, SCRAPY], help="0 means Scrapy"
@@ -163,6 +188,8 @@ def main() -> None:
             pages_per_host=args.pages,
             crawl_delay_hosts=False,
             special_hosts=False,
+            robots_error_host=args.robots_error_host,
+            page_bytes=tuple(args.page_bytes) if args.page_bytes else None,
         )
         seeds_list, redirects = export(spec, work / "www")
         seeds = work / "seeds.txt"

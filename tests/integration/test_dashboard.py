@@ -206,7 +206,9 @@ def test_the_crawl_command_says_the_concurrency_reached(
         seeds = tmp_path / "seeds.txt"
         seeds.write_text("\n".join(site.seeds()) + "\n", encoding="utf-8")
         out = tmp_path / "out"
+        # One process: several would each have 4 (the line then says 4 x workers configured).
         argv = ["crawl", seeds, "--out", out, "--resolve", RESOLVE, "--concurrency", "4"]
+        argv += ["--workers", "1"]
         code = cli.main([str(arg) for arg in [*argv, "--delay", "0", "--no-progress"]])
     printed = capsys.readouterr().out.splitlines()
     assert code == 0

@@ -38,6 +38,7 @@ from .conftest import RESOLVE
 CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance" / "warc"
 CONFIG = (
     "warc_max_bytes = 20000\n"  # several files, so there is a middle one and a newest one
+    "workers = 1\n"  # one process (the default is one per core): one series of WARC files
     "[politeness]\ndelay = 0.0\nrobots_retry_delay = 0.2\nrobots_retries = 1\n"
     "[scope]\nmax_depth = 25\n"
 )

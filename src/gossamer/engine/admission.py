@@ -24,17 +24,44 @@ from gossamer.frontier import Admission, Job
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 from gossamer.urls import host_of
-from gossamer.urls.traps import TrapFamilies, strip_session_ids, trap_reason
+from gossamer.urls.traps import TrapFamilies, family_key, strip_session_ids, trap_reason
 
-__all__ = ["Admitter", "Queue"]
+__all__ = ["KNOWN_URLS", "Admitter", "Queue"]
+
+# URLs whose pure verdicts (host, session ids, trap rules, family) are kept, so a link met on
+# page after page (navigation bars) costs a lookup instead of the rules: two generations of
+# this many (a URL met in the old one moves back to the young), about 15 MB when both are full.
+KNOWN_URLS = 1 << 15
 
 
 class Queue(Protocol):
-    """Where admitted URLs go: the crawl's frontier (or the threaded engine's outbox)."""
+    """Where admitted URLs go: the crawl's frontier (or the threaded engine's outbox).
+
+    ``seen`` never forgets: once a URL is seen (``add`` returned anything but DUPLICATE for
+    it, or it was restored as seen), ``seen`` is True and ``add`` returns DUPLICATE for it
+    ever after, with no other effect."""
 
     def seen(self, url: str) -> bool: ...
 
     def add(self, job: Job, *, host_budget: int | None = None) -> Admission: ...
+
+
+class _Facts:
+    """What admission works out once per URL: its form after session ids are stripped, its
+    host, whether ids were stripped, the trap rule it breaks, its family; and whether the
+    queue has seen it (which, once True, stays True)."""
+
+    __slots__ = ("family", "host", "seen", "stripped", "trap", "url")
+
+    def __init__(
+        self, url: str, host: str, stripped: bool, trap: str | None, family: str | None
+    ) -> None:
+        self.url = url
+        self.host = host
+        self.stripped = stripped
+        self.trap = trap
+        self.family = family
+        self.seen = False
 
 
 class Admitter:
@@ -56,6 +83,8 @@ class Admitter:
         self._part = part  # set when this crawler is one worker of a partitioned crawl
         # Kept by the worker that owns a host: it sees every URL of that host, whoever found it.
         self._families = TrapFamilies(scope.max_family) if scope.max_family is not None else None
+        self._known: dict[str, _Facts] = {}  # URL as found -> what the rules say of it
+        self._older: dict[str, _Facts] = {}  # the generation before
 
     def admit(
         self,
@@ -67,24 +96,20 @@ class Admitter:
         fallbacks: tuple[str, ...] = (),
     ) -> bool:
         """Apply the scope rules and queue ``url`` if it is new; True if it was queued."""
-        scope = self._scope
-        host = host_of(url)
-        if scope.strip_session_ids:
+        facts = self._known.get(url)
+        if facts is None:
+            facts = self._older.pop(url, None) or self._learn(url)
+            self._remember(url, facts)
+        host = facts.host
+        if facts.stripped:
             # Before dedup: a fresh session id in every link would make every URL new.
-            stripped = strip_session_ids(url)
-            if stripped != url:
-                self._stats.record_error("trap_session_id", host)
-                url = stripped
-        trap = trap_reason(
-            url,
-            max_length=scope.max_url_length,
-            max_depth=scope.max_path_depth,
-            max_repeats=scope.max_path_repeats,
-        )
-        if trap is not None:
+            self._stats.record_error("trap_session_id", host)
+        url = facts.url
+        if facts.trap is not None:
             self._stats.skipped_other += 1
-            self._stats.record_error(trap, host)
+            self._stats.record_error(facts.trap, host)
             return False
+        scope = self._scope
         if scope.max_depth is not None and depth > scope.max_depth:
             self._stats.skipped_other += 1
             return False
@@ -92,23 +117,45 @@ class Admitter:
             # Another worker owns this host: it deduplicates and records the URL.
             self._part.forward(url, depth, referrer)
             return False
-        if self._refused_family(url, host, depth, referrer):
+        families = self._families
+        if families is not None and families.verdict_of(facts.family, depth, referrer):
+            # A self-feeding family too far: counted unless the URL was queued before the
+            # chain grew too long (then it is a duplicate, not a trap).
+            if not self._seen(facts):
+                self._stats.skipped_other += 1
+                self._stats.record_error("trap_family", host)
+            return False
+        if self._seen(facts):
             return False
         job = Job(
             url=url, host=host, depth=depth, referrer=referrer, hops=hops, fallbacks=fallbacks
         )
-        return self._queue(job)
+        queued = self._queue(job)
+        facts.seen = True  # queued, refused over budget or a duplicate: seen from now on
+        return queued
 
-    def _refused_family(self, url: str, host: str, depth: int, referrer: str | None) -> bool:
-        """True if ``url`` continues a self-feeding family too far (counted unless queued)."""
-        families = self._families
-        if families is None or families.verdict(url, depth, referrer) is None:
-            return False
-        if not self._frontier.seen(url):
-            # A URL queued before the chain grew too long is a duplicate, not a trap.
-            self._stats.skipped_other += 1
-            self._stats.record_error("trap_family", host)
-        return True
+    def _learn(self, url: str) -> _Facts:
+        """Work out and keep what the rules say of ``url`` whatever page it is met on."""
+        scope = self._scope
+        stripped = strip_session_ids(url) if scope.strip_session_ids else url
+        trap = trap_reason(
+            stripped,
+            max_length=scope.max_url_length,
+            max_depth=scope.max_path_depth,
+            max_repeats=scope.max_path_repeats,
+        )
+        family = family_key(stripped) if self._families is not None and trap is None else None
+        return _Facts(stripped, host_of(url), stripped != url, trap, family)
+
+    def _remember(self, url: str, facts: _Facts) -> None:
+        if len(self._known) >= KNOWN_URLS:
+            self._older, self._known = self._known, {}
+        self._known[url] = facts
+
+    def _seen(self, facts: _Facts) -> bool:
+        if not facts.seen:
+            facts.seen = self._frontier.seen(facts.url)
+        return facts.seen
 
     def _queue(self, job: Job) -> bool:
         admission = self._frontier.add(job, host_budget=self._scope.max_pages_per_host)

@@ -23,6 +23,7 @@ from gossamer.robots import RobotsAnswer, lasting, lasting_answer
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB, WarcLocation, page_row
 from gossamer.urls import canonical_link, origin_of
+from gossamer.urls.canonical import CanonicalLinks
 
 __all__ = ["HTML_TYPES", "PARSE_LIMIT", "Recorder", "note_robots"]
 
@@ -62,6 +63,7 @@ class Recorder:
         self._max_redirects = max_redirects
         self._clock = clock
         self._sitemaps = Sitemaps(admitter=admitter, stats=stats, db=db, enabled=sitemaps)
+        self._links_met = CanonicalLinks()  # links met on earlier pages, in canonical form
 
     def purpose(self, job: Job) -> str:
         """How a page job's exchange is archived and recorded: "page" or "sitemap"."""
@@ -188,7 +190,9 @@ class Recorder:
     def _links(self, job: Job, result: FetchResult) -> ParsedPage:
         # The parse tree costs ~24x the bytes parsed: links are taken from the first
         # PARSE_LIMIT bytes only, which bounds memory per page (the WARC keeps the whole body).
-        parsed = parse_html(result.content[:PARSE_LIMIT], result.url, result.content_type)
+        parsed = parse_html(
+            result.content[:PARSE_LIMIT], result.url, result.content_type, links=self._links_met
+        )
         targets = [link.url for link in parsed.links]
         if targets:
             self._db.add_links(result.url, targets)

@@ -76,11 +76,14 @@ def _prepare(config: CrawlConfig, db: MetadataDB) -> None:
 
 def _merge_indexes(out: Path) -> None:
     target = out / "index.cdxj"
-    with target.open("a", encoding="utf-8") as merged:
-        for part in sorted(out.glob("index-w*.cdxj")):
-            repair_cdxj(part)  # a worker that died may have left half a line
-            merged.write(part.read_text(encoding="utf-8"))
-            part.unlink()
+    try:
+        with target.open("a", encoding="utf-8") as merged:
+            for part in sorted(out.glob("index-w*.cdxj")):
+                repair_cdxj(part)  # a worker that died may have left half a line
+                merged.write(part.read_text(encoding="utf-8"))
+                part.unlink()
+    except OSError as exc:  # a full disk, most likely: what was merged so far stays
+        raise StoreError(f"cannot write CDXJ index {target}: {exc.strerror or exc}") from exc
     sort_cdxj(target)
 
 

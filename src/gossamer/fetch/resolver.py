@@ -74,6 +74,10 @@ def check_literal(host: str, rules: tuple[ResolveRule, ...], allow_private: bool
     the crawler into the machine it runs on. Only a rule naming the literal itself opts it in.
     """
     bare = host.strip("[]")
+    if ":" not in bare and not bare.replace(".", "").isdigit():
+        # A name: an IPv4 literal is digits and dots only, an IPv6 one has colons. Checked
+        # first because every fetch asks, and a failed ip_address() costs an exception.
+        return
     try:
         ip = ipaddress.ip_address(bare)
     except ValueError:

@@ -11,12 +11,14 @@ the Python work per link is one attribute read and one URL parse.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
+from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser, LexborNode
 
 from gossamer.parse.charset import decode_html
-from gossamer.urls import canonical_link, resolve
+from gossamer.urls import resolve
+from gossamer.urls.canonical import CanonicalLinks
 
 __all__ = [
     "MAX_LINKS",
@@ -88,10 +90,10 @@ def robots_directives(content: str) -> frozenset[str]:
     return tokens | {"noindex", "nofollow"} if "none" in tokens else tokens
 
 
-def _read_meta(tree: LexborHTMLParser) -> _MetaDirectives:
+def _read_meta(metas: Iterable[LexborNode]) -> _MetaDirectives:
     noindex = nofollow = False
     refresh: str | None = None
-    for node in tree.css("meta"):
+    for node in metas:
         attrs = node.attributes
         name = (attrs.get("name") or "").strip().lower()
         content = attrs.get("content") or ""
@@ -106,7 +108,10 @@ def _read_meta(tree: LexborHTMLParser) -> _MetaDirectives:
 
 def base_url(tree: LexborHTMLParser, page_url: str) -> str:
     """The document base: the first ``<base href>`` if it resolves to http(s)."""
-    node = tree.css_first("base[href]")
+    return _base_of(tree.css_first("base[href]"), page_url)
+
+
+def _base_of(node: LexborNode | None, page_url: str) -> str:
     if node is None:
         return page_url
     resolved = resolve(node.attributes.get("href") or "", page_url)
@@ -118,30 +123,31 @@ def base_url(tree: LexborHTMLParser, page_url: str) -> str:
 
 def title_of(tree: LexborHTMLParser) -> str:
     """The text of the page's ``<title>``, whitespace collapsed ("" without one)."""
-    node = tree.css_first("title")
+    return _title_text(tree.css_first("title"))
+
+
+def _title_text(node: LexborNode | None) -> str:
     if node is None:
         return ""
     return " ".join(node.text(deep=True).split())
 
 
 def _collect_links(
-    tree: LexborHTMLParser, base: str, refresh: str | None, page_nofollow: bool
+    nodes: Iterable[LexborNode],
+    canonical: Callable[[str], str | None],
+    refresh: str | None,
+    page_nofollow: bool,
 ) -> tuple[Link, ...]:
     # URL -> nofollow. A URL stays nofollow only if every occurrence says so, because
     # one followable link is enough for a crawler to reach the page.
     found: dict[str, bool] = {}
-    # Raw href -> canonical URL, so repeated navigation links are parsed only once.
-    resolved: dict[str, str | None] = {}
-    for node in tree.css(_LINK_SELECTOR):
-        attrs = node.attrs
+    for node in nodes:
+        # One dict of the node's attributes is cheaper than two lookups that may miss.
+        attrs = node.attributes
         href = attrs.get("href")
         if href is None:
             continue
-        if href in resolved:
-            url = resolved[href]
-        else:
-            url = canonical_link(href, base)
-            resolved[href] = url
+        url = canonical(href)  # repeated navigation links are parsed only once
         if url is None:
             continue
         rel = attrs.get("rel")
@@ -154,26 +160,42 @@ def _collect_links(
             # Full: the remaining links of a hostile page are not worth parsing.
             break
     if refresh is not None and len(found) < MAX_LINKS:
-        url = canonical_link(refresh, base)
+        url = canonical(refresh)
         if url is not None and url not in found:
             found[url] = page_nofollow
     return tuple(Link(url, nofollow) for url, nofollow in found.items())
 
 
-def parse_html(content: bytes, url: str, content_type: str = "text/html") -> ParsedPage:
+def parse_html(
+    content: bytes,
+    url: str,
+    content_type: str = "text/html",
+    *,
+    links: CanonicalLinks | None = None,
+) -> ParsedPage:
     """Parse an HTML body fetched from ``url``; never raises on malformed input.
 
     ``url`` should be the final URL after redirects, since relative links resolve
-    against it (or against the page's ``<base href>``).
+    against it (or against the page's ``<base href>``). ``links`` keeps the canonical form
+    of links met on earlier pages (a crawler parses many pages of one site).
     """
     text, encoding = decode_html(content, content_type)
     # WO_EVENTS skips DOM mutation side effects, which link extraction never needs.
     tree = LexborHTMLParser(text, options=LexborDocumentOptions.WO_EVENTS)
-    meta = _read_meta(tree)
-    base = base_url(tree, url)
+    # Walks by tag name cost a fraction of CSS selector matching; the selector is kept for
+    # the rare page with <area> links (to keep document order across a and area) or <base>.
+    anchors = tree.tags("a")
+    if tree.tags("area"):
+        anchors = tree.css(_LINK_SELECTOR)
+    titles = tree.tags("title")
+    base_node = tree.css_first("base[href]") if tree.tags("base") else None
+    metas = tree.tags("meta")
+    meta = _read_meta(metas)
+    base = _base_of(base_node, url)
+    canonical = (links or CanonicalLinks()).for_page(base)
     return ParsedPage(
-        title=title_of(tree),
-        links=_collect_links(tree, base, meta.refresh, meta.nofollow),
+        title=_title_text(titles[0] if titles else None),
+        links=_collect_links(anchors, canonical, meta.refresh, meta.nofollow),
         base_url=base,
         noindex=meta.noindex,
         nofollow=meta.nofollow,

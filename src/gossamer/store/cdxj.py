@@ -51,8 +51,14 @@ def cdxj_line(result: FetchResult, location: WarcLocation) -> str:
     fields["length"] = str(location.length)
     fields["offset"] = str(location.offset)
     fields["filename"] = location.filename
-    moment = datetime.fromtimestamp(result.started_at, tz=UTC)
-    return f"{url_key(result.url)} {moment:%Y%m%d%H%M%S} {json.dumps(fields)}\n"
+    return f"{url_key(result.url)} {_timestamp(result.started_at)} {json.dumps(fields)}\n"
+
+
+def _timestamp(epoch_seconds: float) -> str:
+    """The 14-digit UTC timestamp of a line (what ``%Y%m%d%H%M%S`` gives, sooner)."""
+    moment = datetime.fromtimestamp(epoch_seconds, tz=UTC).replace(tzinfo=None)
+    iso = moment.isoformat(timespec="seconds")  # YYYY-MM-DDTHH:MM:SS
+    return iso[0:4] + iso[5:7] + iso[8:10] + iso[11:13] + iso[14:16] + iso[17:19]
 
 
 def url_key(url: str) -> str:

@@ -32,11 +32,17 @@ _CACHE_KIB = 64 * 1024  # SQLite's page cache for crawl.db, all connections of a
 _READER_CACHE_KIB = 8 * 1024  # of which the loop's connection keeps this while a writer runs
 
 
+# Rows (of the longest kind: links, some 40 a page) per batch. Each commit rewrites the index
+# pages it touched; 2,000 rows (about 50 pages) cost the writer thread a quarter less CPU per
+# page than 500 did. A crash loses at most the queued batches, which the WARC replay restores.
+BATCH_ROWS = 2_000
+
+
 class MetadataDB(CrawlReads):
     """Buffered writer and reader of ``crawl.db``; the only writer of it in a crawl process."""
 
     def __init__(
-        self, path: Path, *, batch_size: int = 500, clock: Callable[[], float] = time.time
+        self, path: Path, *, batch_size: int = BATCH_ROWS, clock: Callable[[], float] = time.time
     ) -> None:
         self._batch_size = max(1, batch_size)
         self._clock = clock

@@ -62,7 +62,7 @@ def page_row(
     return PageRow(
         url=result.url,
         url_id=sha1_hex(result.url),
-        doc_id=sha1_hex(result.content) if result.content else None,
+        doc_id=_doc_id(result, location),
         status=result.status,
         content_type=result.content_type or None,
         length=len(result.body) if result.status else None,
@@ -77,3 +77,13 @@ def page_row(
         host=host,
         purpose=purpose,
     )
+
+
+def _doc_id(result: FetchResult, location: WarcLocation | None) -> str | None:
+    """SHA-1 hex of the decoded content; the WARC writer's digest of the body when the content
+    is the body itself (no Content-Encoding), so a page is hashed once."""
+    if not result.content:
+        return None
+    if location is not None and location.sha1 and result.content is result.body:
+        return location.sha1.hex()
+    return sha1_hex(result.content)

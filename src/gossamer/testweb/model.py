@@ -110,6 +110,10 @@ class WebSpec:
     sitemaps; ``guessed_sitemap_hosts`` more serve a plain ``/sitemap.xml`` that robots.txt does
     not name. Either way the sitemaps list every page of the host, and the host gets pages no
     page links to, which only the sitemap reaches: :meth:`Web.orphans` names them.
+
+    ``page_bytes=(low, high)`` fills every HTML page with navigation and prose to a size drawn
+    between the two (median about 30 KB for 5-40 KB), for benchmarks that need pages of real
+    size; the link graph, and so the expected set, is the same as without it.
     """
 
     seed: int = 1
@@ -126,6 +130,9 @@ class WebSpec:
     robots_error_host: bool = False
     sitemap_hosts: int = 0
     guessed_sitemap_hosts: int = 0
+    # Fill each HTML page to a size drawn between these bytes (see gossamer.testweb.filler);
+    # None keeps the short default pages.
+    page_bytes: tuple[int, int] | None = None
 
     def validate(self) -> None:
         """Raise ``ValueError`` for a spec no web can satisfy."""
@@ -135,6 +142,8 @@ class WebSpec:
             raise ValueError("latency must not be negative")
         if self.sitemap_hosts < 0 or self.guessed_sitemap_hosts < 0:
             raise ValueError("sitemap_hosts and guessed_sitemap_hosts must not be negative")
+        if self.page_bytes is not None and not 0 < self.page_bytes[0] <= self.page_bytes[1]:
+            raise ValueError("page_bytes must be (low, high) with 0 < low <= high")
 
 
 @dataclass(frozen=True, slots=True)

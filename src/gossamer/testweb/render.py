@@ -16,6 +16,7 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
+from gossamer.testweb.filler import NAV_LINKS, fill_page, page_size
 from gossamer.testweb.model import SITEMAP_KINDS, VOCABULARY, Kind, Link, Resource, Role, Web
 from gossamer.testweb.origins import Origins
 from gossamer.testweb.pdf import make_pdf
@@ -73,6 +74,7 @@ class Renderer:
         self._web = web
         self._origins = Origins.of(origins)  # a bare port: a single-port server
         self._cache: dict[tuple[str, str], Rendered] = {}
+        self._navs: dict[str, list[tuple[str, str]]] = {}  # host -> its filled pages' nav bar
 
     def get(self, host: str, target: str, resource: Resource) -> Rendered:
         key = (host, target)
@@ -86,6 +88,27 @@ class Renderer:
 
     def _href(self, link: Link) -> str:
         return link.path if link.relative else self._web.link_url(link, self._origins)
+
+    def _nav(self, host: str) -> list[tuple[str, str]]:
+        """The navigation bar of a host's filled pages: its root and the pages the root links
+        to on the host, as absolute URLs over the main port. The alias host (linked over
+        several origins) and hosts without a stored root get none: there an absolute link
+        could name a URL the crawler would not otherwise find."""
+        found = self._navs.get(host)
+        if found is not None:
+            return found
+        info = self._web.info(host)
+        root = self._web.resources.get((host, "/"))
+        found = []
+        if info is not None and not info.aliased and root is not None:
+            paths = ["/"] + [link.path for link in root.links if link.host == host]
+            for path in dict.fromkeys(paths):
+                label = path.rstrip("/").rsplit("/", 1)[-1].split(".")[0] or "home"
+                found.append((self._web.link_url(Link(host, path), self._origins), label))
+                if len(found) == NAV_LINKS:
+                    break
+        self._navs[host] = found
+        return found
 
     def _render(self, host: str, target: str, res: Resource) -> Rendered:
         kind = res.kind
@@ -140,19 +163,27 @@ class Renderer:
         ]
         if target == "/":  # links a crawler must not try to fetch
             items.append(f'<li><a href="mailto:webmaster@{host}">Mail</a> <a href="#top">Top</a>')
-        text = "\n".join(
+        head = f'<meta charset="{meta}"><title>{title}</title>'
+        article = "\n".join(
             [
-                "<!DOCTYPE html>",
-                f'<html lang="en"><head><meta charset="{meta}"><title>{title}</title></head>',
-                f'<body><h1 id="top">{title}</h1>',
+                f'<h1 id="top">{title}</h1>',
                 *(f"<p>{p}</p>" for p in paragraphs),
                 "<ul>",
                 *items,
                 "</ul>",
-                "</body></html>",
-                "",
             ]
         )
+        sizes = self._web.spec.page_bytes
+        if sizes is None:
+            text = f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head>\n<body>{article}'
+            text += "\n</body></html>\n"
+        else:
+            inline = [self._href(link) for link in res.links]
+            size = page_size(rng, *sizes) - len("<!DOCTYPE html>\n")
+            nav = self._nav(host)
+            text = "<!DOCTYPE html>\n" + fill_page(
+                rng, self._web.spec.seed, head, article, size=size, nav=nav, inline=inline
+            )
         body = text.encode(charset)
         if kind is Kind.CP1252:
             return Rendered(200, {"Content-Type": "text/html"}, body)

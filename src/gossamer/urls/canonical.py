@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 
 from ada_url import join_url, parse_url
 
 __all__ = [
+    "KNOWN_LINKS",
+    "CanonicalLinks",
     "canonical_link",
     "canonicalize",
     "normalise_escapes",
@@ -126,3 +129,56 @@ def canonical_link(href: str, base: str) -> str | None:
 def url_id(url: str) -> str:
     """Stable identifier of a URL: the SHA-1 hex digest of its UTF-8 bytes."""
     return hashlib.sha1(url.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+KNOWN_LINKS = 1 << 15  # links CanonicalLinks keeps per generation (about 10 MB for two)
+_ABSOLUTE = ("http://", "https://")
+
+
+class CanonicalLinks:
+    """:func:`canonical_link` with a memory, for the links a crawl meets on page after page.
+
+    Most links of a site are met again on its other pages (navigation bars, footers). Where the
+    result cannot depend on more of the base than its scheme and authority, it is kept: an
+    absolute ``http(s)://`` link (the base plays no part) and a path-absolute ``/path`` one
+    (the base gives scheme, credentials, host and port only). Every other link, relative to
+    the page's own path, is kept for the page only. The memory keeps two generations of up
+    to ``capacity`` links: when the young one is full it becomes the old one, and a link found
+    in the old one moves back to the young, so links in use stay while the rest age out.
+    """
+
+    def __init__(self, capacity: int = KNOWN_LINKS) -> None:
+        self._young: dict[tuple[str, str], str | None] = {}
+        self._old: dict[tuple[str, str], str | None] = {}
+        self._capacity = max(1, capacity)
+
+    def for_page(self, base: str) -> Callable[[str], str | None]:
+        """``canonical_link(href, base)`` for the links of one page whose base URL (an
+        absolute http(s) URL) is ``base``."""
+        path_at = base.find("/", base.find("//") + 2)
+        authority = base if path_at < 0 else base[:path_at]  # scheme://[userinfo@]host[:port]
+        page: dict[str, str | None] = {}
+
+        def canonical(href: str) -> str | None:
+            if href.startswith(_ABSOLUTE):
+                key = ("", href)
+            elif href[:1] == "/" and href[1:2] not in ("/", "\\"):
+                key = (authority, href)  # "//" and "/\\" name another host: not path-absolute
+            else:
+                if href not in page:
+                    page[href] = canonical_link(href, base)
+                return page[href]
+            try:
+                return self._young[key]
+            except KeyError:
+                pass
+            url = self._old[key] if key in self._old else canonical_link(href, base)
+            self._keep(key, url)
+            return url
+
+        return canonical
+
+    def _keep(self, key: tuple[str, str], url: str | None) -> None:
+        if len(self._young) >= self._capacity:
+            self._old, self._young = self._young, {}
+        self._young[key] = url

@@ -117,11 +117,12 @@ def trap_reason(
     segments = [segment for segment in path.split("/") if segment]
     if len(segments) > max_depth:
         return "trap_too_deep"
-    if segments and Counter(segments).most_common(1)[0][1] > max_repeats:
+    # max() of the counts, not most_common(1): the same number without a heap.
+    if segments and max(Counter(segments).values()) > max_repeats:
         return "trap_repeated_segment"
     if query:
         keys = Counter(piece.partition("=")[0] for piece in query.split("&") if piece)
-        if keys and keys.most_common(1)[0][1] > max_repeats:
+        if keys and max(keys.values()) > max_repeats:
             return "trap_repeated_parameter"
     return None
 
@@ -211,7 +212,11 @@ class TrapFamilies:
     def verdict(self, url: str, depth: int, referrer: str | None) -> str | None:
         """``"trap_family"`` if ``url``, found at ``depth`` on ``referrer``, continues a chain
         of its family too far; None if it may be crawled. Remembers what it is shown."""
-        family = family_key(url)
+        return self.verdict_of(family_key(url), depth, referrer)
+
+    def verdict_of(self, family: str | None, depth: int, referrer: str | None) -> str | None:
+        """:meth:`verdict` for a URL whose :func:`family_key` is ``family`` (worked out once
+        by a caller that meets the same URL on many pages)."""
         if family is None:
             return None
         self_fed = referrer is not None and self._family_of(referrer) == family

@@ -67,3 +67,17 @@ def test_resolver_uses_rules_and_blocks_private_system_answers() -> None:
             await resolver.close()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["example.com", "site-000.web.test", "1.2.3", "999.0.0.1", "10.0.0.1.example", "\u0661.1.1.1"],
+)
+def test_names_and_malformed_literals_are_left_to_the_resolver(host: str) -> None:
+    check_literal(host, (), allow_private=False)  # no exception: not an IP literal
+
+
+@pytest.mark.parametrize("host", ["10.0.0.1", "[fe80::1]", "[::ffff:127.0.0.1]", "0.0.0.0"])
+def test_private_literals_are_refused_whatever_their_spelling(host: str) -> None:
+    with pytest.raises(BlockedAddressError):
+        check_literal(host, (), allow_private=False)

@@ -8,6 +8,7 @@ import pytest
 
 from gossamer.parse import MAX_LINKS, Link, ParsedPage, decode_html, parse_html
 from gossamer.urls import canonicalize
+from gossamer.urls.canonical import CanonicalLinks
 
 PAGE = "https://www.example.com/dir/page.html"
 
@@ -334,3 +335,46 @@ def test_markup_between_binary_garbage() -> None:
     page = parse_html(body, PAGE)
     for link in page.links:
         assert canonicalize(link.url) == link.url
+
+
+def test_a_late_base_and_a_second_title_read_as_before() -> None:
+    # One walk of the tree collects everything; the base still applies to earlier links,
+    # and the first title and the first base win.
+    html = (
+        b'<a href="a">a</a><base href="http://elsewhere.test/b/"><base href="/ignored/">'
+        b"<title> First  one </title><title>second</title><area href='c'>"
+    )
+    page = parse_html(html, "http://site.test/dir/page")
+    assert page.base_url == "http://elsewhere.test/b/"
+    assert page.title == "First one"
+    assert [link.url for link in page.links] == [
+        "http://elsewhere.test/b/a",
+        "http://elsewhere.test/b/c",
+    ]
+
+
+def test_links_met_on_earlier_pages_resolve_as_on_a_fresh_parse() -> None:
+    body = b'<a href="/nav">n</a><a href="http://x.test/abs">a</a><a href="rel">r</a>'
+    memory = CanonicalLinks()
+    for url in (
+        "http://one.test/a/b",
+        "https://one.test/a/b",
+        "http://user@one.test:81/c/d",
+        "http://two.test/",
+    ):
+        remembered = parse_html(body, url, links=memory)
+        assert remembered == parse_html(body, url)
+
+
+def test_area_links_keep_their_place_among_anchors() -> None:
+    html = (
+        b'<a href="/1">1</a><map><area href="/2"></map><a>no href</a><a href="/3">3</a>'
+        b'<svg><a xlink:href="/not-html-href">x</a></svg><area href="/4" rel="nofollow">'
+    )
+    page = parse_html(html, "http://site.test/")
+    assert [(link.url, link.nofollow) for link in page.links] == [
+        ("http://site.test/1", False),
+        ("http://site.test/2", False),
+        ("http://site.test/3", False),
+        ("http://site.test/4", True),
+    ]
