@@ -112,7 +112,9 @@ def test_a_killed_worker_and_a_redis_restart_lose_nothing(
     with ThreadedTestWeb(web) as site:
         seeds = tmp_path / "seeds.txt"
         seeds.write_text("\n".join(site.seeds()) + "\n")
-        common = ("--frontier", server.url, "--lease-ttl", "2", "--resolve", RESOLVE)
+        # 5 s: long enough that a live worker stalled by a loaded machine keeps its leases
+        # (heartbeats every ttl / 3), short enough that w3's hosts come back soon.
+        common = ("--frontier", server.url, "--lease-ttl", "5", "--resolve", RESOLVE)
         first = start(
             "crawl", seeds, "--out", tmp_path / "w1", "--config", tmp_path / "c.toml",
             "--concurrency", "4", "--no-progress", *common, name="w1",
