@@ -79,6 +79,8 @@ def _add_ctl_parser(sub: Any) -> None:
 def shared_of(args: argparse.Namespace) -> Any:
     from gossamer.distributed.run import Shared  # noqa: PLC0415 - redis only when used
 
+    if not 1.0 <= args.lease_ttl <= 3600.0:
+        raise ConfigError("--lease-ttl must be between 1s and 1h")
     return Shared(
         url=args.frontier,
         name=args.name,
