@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import surt
 
@@ -28,7 +28,7 @@ from gossamer.errors import StoreError
 from gossamer.fetch.result import FetchResult
 from gossamer.store.warc import WarcLocation, payload_digest
 
-__all__ = ["CdxjWriter", "Keep", "cdxj_line", "prune_cdxj", "sort_cdxj"]
+__all__ = ["CdxjWriter", "Keep", "cdxj_line", "parse_cdxj_line", "prune_cdxj", "sort_cdxj"]
 
 # Whether the line of the record at (WARC file name, offset, URL) stays in the index.
 Keep = Callable[[str, int, str], bool]
@@ -220,17 +220,24 @@ def prune_cdxj(path: Path, keep: Keep) -> int:
     return dropped
 
 
-def _record_of(line: str) -> tuple[str, int, str] | None:
-    """(filename, offset, url) of an index line, or None if it is not one of ours."""
-    parts = line.split(" ", 2)
+def parse_cdxj_line(line: str) -> tuple[str, dict[str, Any]] | None:
+    """(SURT key and timestamp, JSON fields) of a CDXJ line; None if it is not one."""
+    parts = line.rstrip("\n").split(" ", 2)
     if len(parts) < 3:
         return None
     try:
         fields = json.loads(parts[2])
     except ValueError:
         return None
-    if not isinstance(fields, dict):
+    return (f"{parts[0]} {parts[1]}", fields) if isinstance(fields, dict) else None
+
+
+def _record_of(line: str) -> tuple[str, int, str] | None:
+    """(filename, offset, url) of an index line, or None if it is not one of ours."""
+    parsed = parse_cdxj_line(line)
+    if parsed is None:
         return None
+    fields = parsed[1]
     filename, offset, url = fields.get("filename"), fields.get("offset"), fields.get("url")
     if not isinstance(filename, str) or not isinstance(url, str) or not str(offset).isdigit():
         return None

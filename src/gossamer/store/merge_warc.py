@@ -43,7 +43,7 @@ from typing import Any, BinaryIO
 from isal import isal_zlib
 
 from gossamer.errors import StoreError
-from gossamer.store.cdxj import sort_cdxj
+from gossamer.store.cdxj import parse_cdxj_line, sort_cdxj
 from gossamer.store.revisits import LOCATION_FIELD, parse_location
 from gossamer.store.warcscan import CRAWL_NAME, order_key, read_member
 
@@ -164,7 +164,7 @@ class Relocation:
 
     def _parsed(self, line: str) -> str:
         """Any other CDXJ line, through its JSON fields."""
-        parsed = _parse_line(line)
+        parsed = parse_cdxj_line(line)
         if parsed is None:
             return line
         key, fields = parsed
@@ -181,18 +181,6 @@ class Relocation:
 def _like(old: Any, value: int | None) -> Any:
     """``value`` as the line had it: CDXJ writers keep numbers as strings."""
     return str(value) if isinstance(old, str) else value
-
-
-def _parse_line(line: str) -> tuple[str, dict[str, Any]] | None:
-    """(SURT key and timestamp, JSON fields) of a CDXJ line; None if it is not one."""
-    parts = line.rstrip("\n").split(" ", 2)
-    if len(parts) < 3:
-        return None
-    try:
-        fields = json.loads(parts[2])
-    except ValueError:
-        return None
-    return (f"{parts[0]} {parts[1]}", fields) if isinstance(fields, dict) else None
 
 
 def _where(fields: dict[str, Any]) -> tuple[str | None, int | None, int | None]:
@@ -229,7 +217,7 @@ def revisit_records(folder: Path) -> dict[str, list[tuple[int, int]]]:
     for line in _index_lines(folder):
         if "warc/revisit" not in line:
             continue
-        parsed = _parse_line(line)
+        parsed = parse_cdxj_line(line)
         if parsed is None or parsed[1].get("mime") != "warc/revisit":
             continue
         file, offset, length = _where(parsed[1])
