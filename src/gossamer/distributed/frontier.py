@@ -232,11 +232,20 @@ class RedisFrontier:
             return Lost()
         return Done(next_time=float(reply[1]), queued=int(reply[2]), pages=int(reply[3]))
 
-    async def heartbeat(self, figures: Mapping[str, int | float]) -> set[str]:
-        """Renew this worker's leases and store its figures; the hosts it still holds."""
+    async def heartbeat(
+        self, figures: Mapping[str, int | float], tokens: Iterable[str] | None = None
+    ) -> set[str]:
+        """Renew this worker's leases and store its figures; the hosts it still holds.
+
+        With ``tokens``, only the leases of those tokens are renewed: a lease granted by a
+        LEASE whose answer never arrived (the connection dropped) is not kept alive by the
+        heartbeat, so it expires and its job goes back to the schedule."""
         figures = {**figures, "hosts": len(await self.held())}
         payload = json.dumps(figures, sort_keys=True)
-        held = await self._run(self._renew, [self.worker, repr(self.ttl), payload])
+        args = [self.worker, repr(self.ttl), payload]
+        if tokens is not None:
+            args += ["1", *tokens]
+        held = await self._run(self._renew, args)
         return {_text(host) for host in held}
 
     async def held(self) -> set[bytes | str]:

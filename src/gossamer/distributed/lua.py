@@ -193,11 +193,19 @@ RENEW = (
     + """
 local now = clock(ARGV[2])
 local worker = ARGV[3]
+-- ARGV[6] == '1': renew only the leases whose tokens follow (those the worker knows it
+-- holds); a lease whose LEASE answer was lost with a connection then expires and is reaped.
+local only = nil
+if ARGV[6] == '1' then
+  only = {}
+  for i = 7, #ARGV do only[ARGV[i]] = true end
+end
 local held = {}
 for _, host in ipairs(redis.call('SMEMBERS', P..'held:'..worker)) do
   local lease = P..'lease:'..host
-  local got = redis.call('HMGET', lease, 'worker', 'expires')
-  if got[1] == worker and tonumber(got[2]) > now then
+  local got = redis.call('HMGET', lease, 'worker', 'expires', 'token')
+  local known = only == nil or (got[3] and only[got[3]])
+  if got[1] == worker and tonumber(got[2]) > now and known then
     local expires = now + tonumber(ARGV[4])
     redis.call('HSET', lease, 'expires', fmt(expires))
     redis.call('ZADD', P..'leases', 'XX', expires, host)

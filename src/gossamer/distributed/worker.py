@@ -88,6 +88,7 @@ class DistributedWorker:
         self._rules_cache: dict[str, tuple[RobotsRules, float]] = {}
         self._crawl_pages = 0  # pages stored crawl-wide, as of this worker's last count
         self._work = asyncio.Event()  # set and cleared at once: wakes the idle loops
+        self._tokens: dict[str, str] = {}  # host -> token of the leases this worker works on
 
     def stop(self, reason: str) -> None:
         """End the run: no new lease; the fetches under way finish and are recorded."""
@@ -134,7 +135,7 @@ class DistributedWorker:
         }
 
     async def _beat(self) -> None:
-        await self.front.heartbeat(self.figures())
+        await self.front.heartbeat(self.figures(), tokens=list(self._tokens.values()))
 
     async def _heartbeat(self) -> None:
         while not self.done.is_set():
@@ -182,7 +183,11 @@ class DistributedWorker:
                 return
             if isinstance(answer, Leased):
                 pause = IDLE_FIRST
-                await self._visit(fetcher, answer.lease)
+                self._tokens[answer.lease.host] = answer.lease.token
+                try:
+                    await self._visit(fetcher, answer.lease)
+                finally:
+                    self._tokens.pop(answer.lease.host, None)
             elif isinstance(answer, Wait):
                 ahead = answer.until - (time.time() + self._offset)
                 await asyncio.sleep(min(max(ahead, IDLE_FIRST), MAX_WAIT))

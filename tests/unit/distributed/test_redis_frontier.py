@@ -326,3 +326,27 @@ def test_unreachable_redis_is_one_clear_error() -> None:
         await redis.aclose()
 
     asyncio.run(main())
+
+
+def test_a_lease_whose_answer_was_lost_is_not_kept_alive(
+    redis_server: RedisServer, crawl_name: str, tmp_path: Path
+) -> None:
+    """A LEASE that ran in Redis but whose answer never reached the worker (the connection
+    dropped): the worker's heartbeat names the tokens it knows, so that lease expires."""
+    clock = FakeClock()
+
+    async def main() -> None:
+        config = crawl_config(tmp_path, delay=0.0)
+        a, b = await created(redis_server, crawl_name, config, 2, clock=clock, ttl=10.0)
+        await a.add([job("http://a.test/1"), job("http://b.test/1", "b.test")])
+        known = await leased(a)
+        orphan = await leased(a)  # say this answer was lost on the way
+        clock.now += 6.0
+        assert await a.heartbeat({"pages": 0, "errors": 0}, tokens=[known.token]) == {known.host}
+        clock.now += 6.0  # the orphan ran out at 10 s, the known lease lives to 16 s
+        taken = await leased(b)
+        assert (taken.host, taken.job) == (orphan.host, orphan.job)
+        assert isinstance(await a.complete(known), Done)
+        await closed([a, b])
+
+    asyncio.run(main())
