@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -141,22 +143,17 @@ async def _ctl(args: argparse.Namespace) -> int:
     return 0
 
 
-class _unreachable:  # noqa: N801 - used as a context manager
+@contextlib.contextmanager
+def _unreachable(where: str) -> Iterator[None]:
     """Redis's own connection errors as one of ours, so the CLI says them in one line."""
+    from redis.exceptions import RedisError  # noqa: PLC0415
 
-    def __init__(self, where: str) -> None:
-        self.where = where
+    from gossamer.distributed.errors import SharedFrontierError  # noqa: PLC0415
 
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
-        from redis.exceptions import RedisError  # noqa: PLC0415
-
-        from gossamer.distributed.errors import SharedFrontierError  # noqa: PLC0415
-
-        if isinstance(exc, RedisError):
-            raise SharedFrontierError(f"Redis at {self.where}: {exc}") from exc
+    try:
+        yield
+    except RedisError as exc:
+        raise SharedFrontierError(f"Redis at {where}: {exc}") from exc
 
 
 def _as_json(found: Any) -> dict[str, Any]:

@@ -135,10 +135,11 @@ async def _work(
                 front, shared.name, config, db=db, stats=stats, patience=patience
             )
 
-            def on_fault(exc: StoreError) -> None:
+            loop = asyncio.get_running_loop()
+
+            def on_fault(exc: StoreError) -> None:  # on the database writer's thread
                 faults.append(exc)
-                worker.reason = "store error"
-                worker.done.set()
+                loop.call_soon_threadsafe(worker.stop, "store error")
 
             db.start_writer(on_fault=on_fault)
             if seeds is not None:

@@ -23,7 +23,7 @@ import contextlib
 import logging
 import signal
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from redis.exceptions import RedisError
 
@@ -248,11 +248,10 @@ class DistributedWorker:
         if wait is None:
             await self._complete(lease, retry=job)
             return
-        again = job.retries < self.config.politeness.robots_retries
-        if not again:
+        retry = _again(job, self.config.politeness.robots_retries)
+        if retry is None:
             self.stats.skipped_robots += 1
             self.stats.record_error("robots_unavailable", job.host)
-        retry = replace(job, retries=job.retries + 1) if again else None
         await self._complete(lease, outcome="slow", retry_after=wait, retry=retry)
 
     async def _visit(self, fetcher: Fetcher, lease: Lease) -> None:
@@ -264,7 +263,7 @@ class DistributedWorker:
             self.recording.skipped_robots()
             await self._complete(lease)
             return
-        if await self._target_reached():
+        if self._target_reached():
             await self._complete(lease, retry=job)
             return
         result = await fetcher.fetch(job.url)
@@ -273,9 +272,7 @@ class DistributedWorker:
     async def _after_fetch(self, lease: Lease, job: Job, result: FetchResult) -> None:
         if result.error in LOCAL_FAULTS:  # this machine's fault, not the host's
             self.stats.record_error(result.error or "local_fault")
-            again = job.retries < self.config.politeness.max_retries
-            retry = replace(job, retries=job.retries + 1) if again else None
-            await self._complete(lease, retry=retry)
+            await self._complete(lease, retry=_again(job, self.config.politeness.max_retries))
             return
         stored = self.recording.store(job, result)
         if result.status == 0 and job.fallbacks:
@@ -285,8 +282,7 @@ class DistributedWorker:
         status = result.status
         if status in (429, 503):
             wait = retry_after(result.header("Retry-After"), result.started_at)
-            again = job.retries < self.config.politeness.max_retries
-            retry = replace(job, retries=job.retries + 1) if again else None
+            retry = _again(job, self.config.politeness.max_retries)
             await self._complete(
                 lease, outcome="slow", retry_after=wait, retry=retry, links=links, count_page=count
             )
@@ -304,7 +300,7 @@ class DistributedWorker:
             key = self.front.prefix + "control"
             await self.patience.call(lambda: self.front.redis.hset(key, "state", "stopped"))
 
-    async def _target_reached(self) -> bool:
+    def _target_reached(self) -> bool:
         """The page target met, as far as this worker knows (its last count, and the crawl's
         state: the worker that counts the last page stops the crawl for every worker)."""
         target = self.config.max_pages
@@ -312,3 +308,8 @@ class DistributedWorker:
             self.reason = "target"
             return True
         return False
+
+
+def _again(job: Job, retries: int) -> Job | None:
+    """The job queued once more, unless it has been tried ``retries`` times already."""
+    return job.again() if job.retries < retries else None

@@ -185,21 +185,20 @@ class AnchorStore:
             conn.execute("CREATE TEMP TABLE IF NOT EXISTS alias (src TEXT, dst TEXT)")
             conn.execute("DELETE FROM temp.alias")
             conn.executemany("INSERT INTO temp.alias VALUES (?, ?)", self.aliases.items())
-            moves = (
-                "SELECT s.id AS src, d.id AS dst FROM temp.alias AS a"
-                " JOIN names AS s ON s.name = a.src JOIN names AS d ON d.name = a.dst"
-            )
             conn.execute("INSERT OR IGNORE INTO names (name) SELECT dst FROM temp.alias")
+            conn.execute("DROP TABLE IF EXISTS temp.moves")
             conn.execute(
-                f"INSERT OR IGNORE INTO anchor_links SELECT m.dst, l.source, l.host, l.text"
-                f" FROM ({moves}) AS m JOIN anchor_links AS l ON l.target = m.src"
+                "CREATE TEMP TABLE moves AS SELECT s.id AS src, d.id AS dst FROM temp.alias AS a"
+                " JOIN names AS s ON s.name = a.src JOIN names AS d ON d.name = a.dst"
+                " WHERE EXISTS (SELECT 1 FROM anchor_links WHERE target = s.id)"
             )
             conn.execute(
-                f"INSERT OR IGNORE INTO anchor_dirty SELECT DISTINCT m.dst FROM ({moves}) AS m"
-                " JOIN anchor_links AS l ON l.target = m.src"
+                "INSERT OR IGNORE INTO anchor_links SELECT m.dst, l.source, l.host, l.text"
+                " FROM temp.moves AS m JOIN anchor_links AS l ON l.target = m.src"
             )
+            conn.execute("INSERT OR IGNORE INTO anchor_dirty SELECT DISTINCT dst FROM temp.moves")
             gone = conn.execute(
-                f"DELETE FROM anchor_links WHERE target IN (SELECT src FROM ({moves}))"
+                "DELETE FROM anchor_links WHERE target IN (SELECT src FROM temp.moves)"
             )
             return gone.rowcount
         except sqlite3.Error as exc:
