@@ -53,6 +53,15 @@ CORPORA = {
     ),
     # Held out: nothing was tuned on it (its judgments were written before any ranking ran).
     "git": Corpus("git", Path("/usr/share/doc/git-doc"), "git-doc", "git.docs.test", tunable=False),
+    # Held out and unseen: its judgments were written blind to any ranking, and no figure of
+    # any ranking on it was seen before the protocol's postgres amendment was committed.
+    "postgres": Corpus(
+        "postgres",
+        Path("/usr/share/doc/postgresql-doc-15/html"),
+        "postgresql-doc-15",
+        "postgres.docs.test",
+        tunable=False,
+    ),
 }
 
 
