@@ -103,6 +103,29 @@ def test_page_target_is_shared_between_workers(tmp_path: Path) -> None:
     assert "Crawled 61 in" in result.stdout
 
 
+def test_the_page_target_follows_the_work_when_one_worker_owns_every_host(
+    tmp_path: Path,
+) -> None:
+    # One host: one of the two workers owns it, the other has nothing to crawl. A fixed
+    # share each would stop at half the target; the idle worker's grant goes where the work is.
+    spec = WebSpec(
+        seed=2, hosts=1, pages_per_host=60, seed_hosts=1, special_hosts=False,
+        crawl_delay_hosts=False,
+    )  # fmt: skip
+    with ThreadedTestWeb(build_web(spec)) as site:
+        seeds, config, out = prepare(site, tmp_path)
+        result = crawl(
+            seeds, "--out", out, "--resolve", RESOLVE, "--config", config, "--workers", "2",
+            "--max-pages", "40", "--concurrency", "4",
+        )  # fmt: skip
+        requests = Counter(site.audit.fetched())
+    assert result.returncode == 0, result.stderr
+    assert "Crawled 40 in" in result.stdout
+    stats = json.loads((out / "reports" / "stats.json").read_text())
+    assert stats["pages"] == 40
+    assert max(requests.values()) == 1  # the grants never made a page fetched twice
+
+
 def test_kill_9_of_the_coordinator_then_resume(tmp_path: Path) -> None:
     web = build_web(WebSpec(seed=6, hosts=16, pages_per_host=30, latency=0.003))
     with ThreadedTestWeb(web) as site:

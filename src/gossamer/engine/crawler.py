@@ -122,12 +122,20 @@ class Crawler:
         self._part.busy()
         self._wake.set()
 
+    def _granted(self, pages: int) -> None:
+        """The coordinator granted this worker ``pages`` more of the page target."""
+        assert self._part is not None
+        self._part.granted(pages)
+        self._wake.set()
+
     async def _run(self, db: MetadataDB) -> CrawlOutcome:
         config = self._config
         out = config.out
         resuming = holds_crawl(out, db)
         part = self._part
         frontier = self._open_frontier(db, resuming)
+        if part is not None:
+            part.base = self.stats.pages  # its grants count from here
         if resuming and time_left(config.time_limit, self.stats) == 0:
             return await self._no_time_left(db)
         self._gate = FetchGate(self.stats)  # a resume replaced the statistics
@@ -237,7 +245,9 @@ class Crawler:
             self._interrupts = Interrupts(loop, self.stop, lambda: self._stop_reason)
             self._interrupts.install()
             return None
-        return self._part.listen(loop, lambda batch: self._inbound(pipeline, batch), self.stop)
+        return self._part.listen(
+            loop, lambda batch: self._inbound(pipeline, batch), self._granted, self.stop
+        )
 
     async def _crawl(
         self,
@@ -274,12 +284,15 @@ class Crawler:
                 self._ending.set()  # the reporter and the painter end with the crawl
 
     async def _dispatch(self, frontier: Frontier, jobs: asyncio.Queue[Job | None]) -> None:
-        target = self._config.max_pages
+        # A worker's share of the target is granted by its coordinator, which stops the crawl.
+        target = self._config.max_pages if self._part is None else None
         while not self._stop_reason:
             if target is not None and self.stats.pages >= target:
                 self.stop("target")
                 break
             room = target is None or self.stats.pages + self._dispatched_pages < target
+            if self._part is not None:
+                room = self._part.want(self.stats.pages, self._dispatched_pages)
             job = frontier.pop_ready() if room and not self._gate.paused else None
             if job is not None:
                 if not job.robots:
@@ -303,7 +316,7 @@ class Crawler:
             if self._part is not None:
                 if frontier.exhausted:
                     # Nothing here; wait for URLs from other workers or the coordinator's stop.
-                    self._part.report_idle()
+                    self._part.report_idle(self.stats.pages)
                 elif time.monotonic() - self._last_flush > PART_FLUSH_SECONDS:
                     self._part.flush()
                     self._last_flush = time.monotonic()

@@ -9,10 +9,15 @@ idle and every forwarded batch processed), with no guessing about messages in fl
 Messages, all plain tuples (they cross process boundaries):
 
     worker -> coordinator   ("urls", dest, [(url, depth, referrer), ...])
-                            ("idle", worker, batches_processed)
+                            ("idle", worker, batches_processed, grants_seen, pages_given_back)
+                            ("ask", worker, grants_seen, full)
                             ("done", worker, stats_snapshot)
     coordinator -> worker   ("urls", [(url, depth, referrer), ...])
+                            ("grant", pages)
                             ("stop", reason)
+
+With a page target, a worker stores only the pages it has been granted (``engine/budget.py``):
+it asks for more before it runs out, and gives back what it holds when it runs dry.
 """
 
 from __future__ import annotations
@@ -53,8 +58,45 @@ class Part:
     up: Queue[Any]
     inbox: Queue[Any]
     processed: int = 0
+    allowance: int | None = None  # pages this worker may store in this run; None: no target
+    base: int = 0  # pages it had stored before this run (a resume)
+    grants: int = 0  # grants received (the first comes with the worker's arguments)
+    _last_grant: int = 0
+    _asked: bool = False
+    _said_full: bool = False
     _outgoing: dict[int, list[Discovery]] = field(default_factory=dict)
     _idle_reported: bool = False
+
+    def __post_init__(self) -> None:
+        if self.allowance is not None:
+            self.grants = 1
+            self._last_grant = self.allowance
+
+    def limit(self) -> int | None:
+        """The pages this worker may have stored in all, counting those of earlier runs."""
+        return None if self.allowance is None else self.base + self.allowance
+
+    def want(self, stored: int, dispatched: int) -> bool:
+        """Ask for more pages when few are left to dispatch; whether any may be dispatched."""
+        limit = self.limit()
+        if limit is None:
+            return True
+        headroom = limit - stored - dispatched
+        full = stored >= limit and dispatched == 0
+        if (headroom <= self._last_grant // 2 and not self._asked) or (
+            full and not self._said_full
+        ):
+            self.up.put(("ask", self.index, self.grants, full))
+            self._asked, self._said_full = True, full
+        return headroom > 0
+
+    def granted(self, pages: int) -> None:
+        """The coordinator granted ``pages`` more."""
+        self.allowance = (self.allowance or 0) + pages
+        self.grants += 1
+        self._last_grant = pages
+        self._asked = self._said_full = False
+        self._idle_reported = False  # idle again, it gives them back
 
     def mine(self, url: str) -> bool:
         return owner(url, self.count) == self.index
@@ -77,12 +119,19 @@ class Part:
                 self.up.put(("urls", dest, batch))
         self._outgoing.clear()
 
-    def report_idle(self) -> None:
-        """Tell the coordinator this worker has nothing left (once per idle spell)."""
+    def report_idle(self, stored: int) -> None:
+        """Tell the coordinator this worker has nothing left (once per idle spell), and give
+        back the pages it holds and has not used (``stored``: its pages so far)."""
         if self._idle_reported:
             return
         self.flush()
-        self.up.put(("idle", self.index, self.processed))
+        unused = 0
+        limit = self.limit()
+        if limit is not None and self.allowance is not None:
+            unused = max(0, limit - stored)
+            self.allowance -= unused
+            self._asked = self._said_full = False
+        self.up.put(("idle", self.index, self.processed, self.grants, unused))
         self._idle_reported = True
 
     def busy(self) -> None:
@@ -92,6 +141,7 @@ class Part:
         self,
         loop: asyncio.AbstractEventLoop,
         on_urls: Callable[[list[Discovery]], None],
+        on_grant: Callable[[int], None],
         on_stop: Callable[[str], None],
     ) -> threading.Thread:
         """Read the inbox on a thread and hand each message to the event loop."""
@@ -103,6 +153,8 @@ class Part:
                     return
                 if message[0] == "urls":
                     loop.call_soon_threadsafe(on_urls, message[1])
+                elif message[0] == "grant":
+                    loop.call_soon_threadsafe(on_grant, message[1])
                 else:
                     loop.call_soon_threadsafe(on_stop, message[1])
                     return

@@ -36,13 +36,6 @@ _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 FAILED = "failed"  # the reason a worker gives when it dies of a fault that is not a store fault
 
 
-def _share(total: int | None, index: int, count: int) -> int | None:
-    """Worker ``index``'s part of a page target (the parts add up to the target)."""
-    if total is None:
-        return None
-    return total // count + (1 if index < total % count else 0)
-
-
 def _die_with_parent() -> None:
     """Ask Linux to SIGKILL this worker if the coordinator dies (even by ``kill -9``): an
     orphaned worker would wait forever for the coordinator's stop, and a resume must find the
@@ -61,9 +54,11 @@ def worker_main(  # noqa: PLR0917 - a process target takes its arguments positio
     count: int,
     link: Connection,
     inbox: multiprocessing.Queue[Any],
+    allowance: int | None,
     log_level: int = logging.WARNING,
 ) -> None:
-    """Entry point of one worker process."""
+    """Entry point of one worker process; ``allowance``: its first grant of the page target
+    (``engine/budget.py``), None without one."""
     _die_with_parent()
     # A spawned process starts without the CLI's logging set-up: log at the coordinator's
     # level, each line saying which worker (and process) it comes from.
@@ -76,10 +71,11 @@ def worker_main(  # noqa: PLR0917 - a process target takes its arguments positio
     # Ctrl-C reaches the whole process group; the coordinator decides what it means.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     config = config_from_json(config_data, Path(out))
-    config = replace(config, max_pages=_share(config.max_pages, index, count), progress=False)
+    config = replace(config, progress=False)
     up = _Uplink(link)
     # Part only ever calls put(): the uplink stands in for the queue it is typed with.
-    part = Part(index=index, count=count, up=cast("multiprocessing.Queue[Any]", up), inbox=inbox)
+    uplink = cast("multiprocessing.Queue[Any]", up)
+    part = Part(index=index, count=count, up=uplink, inbox=inbox, allowance=allowance)
     error = ""
     snapshot: dict[str, object] = {}
     try:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from gossamer.config import CrawlConfig, config_to_json
+from gossamer.engine.budget import PageBudget
 from gossamer.engine.fleet import Fleet
 from gossamer.engine.partition import owner
 from gossamer.engine.reporter import report_now
@@ -98,6 +99,7 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
             spent = time_used_up(config, db, saved, config.concurrency * count)
             if spent is not None:
                 return WorkersOutcome(spent, "time")
+            budget = _budget(config, db, saved, count)
         finally:
             db.close()
 
@@ -110,7 +112,7 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
         before = float((saved or {}).get("duration_seconds", 0.0))
         targets = (config.max_pages, config.time_limit)
         with Fleet(out, count, targets=targets, elapsed_before=before) as fleet:
-            coordinator = _run_processes(config, seeds, count, report, fleet.inbound)
+            coordinator = _run_processes(config, seeds, (count, budget), report, fleet.inbound)
             stats = _finish(config, count, saved, coordinator, started, fleet)
     if coordinator.errors:
         if coordinator.failed:
@@ -125,14 +127,30 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
     return WorkersOutcome(stats, reason)
 
 
+def _budget(
+    config: CrawlConfig, db: MetadataDB, saved: dict[str, Any] | None, count: int
+) -> PageBudget | None:
+    """The page target still to reach, to be granted to the workers; None without one."""
+    if config.max_pages is None:
+        return None
+    stored = (
+        rebuild_stats(db, saved, config.concurrency).pages if holds_crawl(config.out, db) else 0
+    )
+    return PageBudget(max(0, config.max_pages - stored), count)
+
+
 def _run_processes(
     config: CrawlConfig,
     seeds: SeedList,
-    count: int,
+    workers: tuple[int, PageBudget | None],
     report: Callable[[], None],
     control: Connection,
 ) -> _Coordinator:
     """Start the workers, coordinate them until each is done or lost, and wait for them."""
+    count, budget = workers
+    allowances: list[int | None] = [None] * count
+    if budget is not None:
+        allowances = list(budget.first_grants())
     context = multiprocessing.get_context("spawn")
     links = [context.Pipe(duplex=False) for _ in range(count)]  # (coordinator's end, worker's)
     inboxes: list[multiprocessing.Queue[Any]] = [context.Queue() for _ in range(count)]
@@ -141,7 +159,17 @@ def _run_processes(
     processes = [
         context.Process(
             target=worker_main,
-            args=(data, str(config.out), seeds, k, count, links[k][1], inboxes[k], level),
+            args=(
+                data,
+                str(config.out),
+                seeds,
+                k,
+                count,
+                links[k][1],
+                inboxes[k],
+                allowances[k],
+                level,
+            ),
             name=f"gossamer-worker-{k}",
         )
         for k in range(count)
@@ -150,7 +178,7 @@ def _run_processes(
         process.start()
     for _, sending in links:
         sending.close()  # each worker holds its own: the pipe ends when the worker does
-    coordinator = _Coordinator(inboxes)
+    coordinator = _Coordinator(inboxes, budget)
     try:
         readings = [reading for reading, _ in links]
         _coordinate(coordinator, readings, processes, (config.report_interval, report), control)
@@ -222,8 +250,11 @@ def _observed(stats: CrawlStats, snapshots: list[dict[str, Any]]) -> None:
 class _Coordinator:
     """Forwards URL batches, tracks who is idle, and stops everyone at the end."""
 
-    def __init__(self, inboxes: list[multiprocessing.Queue[Any]]) -> None:
+    def __init__(
+        self, inboxes: list[multiprocessing.Queue[Any]], budget: PageBudget | None = None
+    ) -> None:
         self._inboxes = inboxes
+        self._budget = budget
         count = len(inboxes)
         self.delivered = [0] * count
         self.idle = [False] * count
@@ -250,9 +281,17 @@ class _Coordinator:
             self.delivered[dest] += 1
             self.idle[dest] = False
         elif kind == "idle":
-            _, k, processed = message
-            # Idle for real only once it has processed every batch forwarded to it so far.
+            _, k, processed, grants, unused = message
+            # Idle for real only once it has processed every batch forwarded to it so far
+            # (and seen every grant: one it had not would come back in its next idle).
             self.idle[k] = processed == self.delivered[k]
+            if self._budget is not None:
+                self.idle[k] = self.idle[k] and self._budget.current(k, grants)
+                self._grant(self._budget.give_back(k, unused))
+        elif kind == "ask":
+            _, k, grants, full = message
+            if self._budget is not None:
+                self._grant([(k, self._budget.ask(k, grants, full))])
         elif kind == "stop-request":  # through the control channel (engine/fleet.py)
             self.stop_all(message[1])
         elif kind == "seeds":  # added live: each to the worker owning its host, as forwards are
@@ -266,8 +305,15 @@ class _Coordinator:
                 self.errors.append(error)
                 self.failed = self.failed or snapshot.get("reason") == FAILED
                 self.stop_all("worker failed" if self.failed else "store error")
+        if not self.stopping and self._budget is not None and self._budget.reached(self.idle):
+            self.stop_all("target")
         if not self.stopping and all(self.idle):
             self.stop_all("exhausted")
+
+    def _grant(self, grants: list[tuple[int, int]]) -> None:
+        for k, pages in grants:
+            if pages and k not in self.done:
+                self._inboxes[k].put(("grant", pages))
 
     def lost(self, k: int, how: str) -> None:
         """Worker ``k`` ended without saying "done": killed, or dead of a fault."""

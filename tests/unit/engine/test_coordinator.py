@@ -5,6 +5,7 @@ from __future__ import annotations
 import queue
 from typing import Any
 
+from gossamer.engine.budget import PageBudget
 from gossamer.engine.workers import FAILED, _Coordinator
 
 
@@ -20,11 +21,11 @@ def test_stops_only_when_forwarded_batches_are_processed() -> None:
     coordinator = _Coordinator(inboxes)  # type: ignore[arg-type]
     coordinator.handle(("urls", 1, [("http://b.test/", 1, "http://a.test/")]))
     assert drain(inboxes[1]) == [("urls", [("http://b.test/", 1, "http://a.test/")])]
-    coordinator.handle(("idle", 0, 0))
+    coordinator.handle(("idle", 0, 0, 0, 0))
     # Worker 1 reports idle before it has seen the batch: not the end yet.
-    coordinator.handle(("idle", 1, 0))
+    coordinator.handle(("idle", 1, 0, 0, 0))
     assert not coordinator.stopping
-    coordinator.handle(("idle", 1, 1))
+    coordinator.handle(("idle", 1, 1, 0, 0))
     assert coordinator.stopping == "exhausted"
     assert drain(inboxes[0]) == [("stop", "exhausted")]
     assert drain(inboxes[1]) == [("stop", "exhausted")]
@@ -46,7 +47,7 @@ def test_batches_for_a_finished_worker_are_dropped() -> None:
     coordinator.handle(("done", 1, {"reason": "target"}, ""))
     coordinator.handle(("urls", 1, [("http://b.test/x", 2, None)]))
     assert drain(inboxes[1]) == []
-    coordinator.handle(("idle", 0, 0))
+    coordinator.handle(("idle", 0, 0, 0, 0))
     assert coordinator.reason() == "target"
 
 
@@ -82,3 +83,36 @@ def test_a_worker_failing_of_a_bug_is_a_failure_not_a_store_error() -> None:
     coordinator.handle(("done", 0, {"reason": FAILED}, "worker 0 failed: ValueError: boom"))
     assert coordinator.failed and coordinator.stopping == "worker failed"
     assert drain(inboxes[1]) == [("stop", "worker failed")]
+
+
+def test_the_page_target_is_granted_where_the_work_is_and_stops_the_crawl() -> None:
+    inboxes: list[queue.Queue[Any]] = [queue.Queue(), queue.Queue()]
+    budget = PageBudget(left=20, workers=2)
+    assert budget.first_grants() == [2, 2]
+    coordinator = _Coordinator(inboxes, budget)  # type: ignore[arg-type]
+    # Worker 1 has nothing to crawl: it gives back both pages.
+    coordinator.handle(("idle", 1, 0, 1, 2))
+    while budget.left:
+        coordinator.handle(("ask", 0, budget.sent[0], False))
+    granted = sum(pages for _, pages in drain(inboxes[0]))
+    assert granted + 2 == 20  # every page of the target went to worker 0
+    assert not coordinator.stopping
+    coordinator.handle(("ask", 0, budget.sent[0] - 1, True))  # a grant still on its way
+    assert not coordinator.stopping
+    coordinator.handle(("ask", 0, budget.sent[0], True))  # it has stored all it holds
+    assert coordinator.stopping == "target"
+    assert coordinator.reason() == "target"
+    assert drain(inboxes[1]) == [("stop", "target")]
+
+
+def test_an_idle_worker_that_had_not_seen_a_grant_is_not_idle() -> None:
+    inboxes: list[queue.Queue[Any]] = [queue.Queue()]
+    budget = PageBudget(left=10, workers=1)
+    budget.first_grants()
+    coordinator = _Coordinator(inboxes, budget)  # type: ignore[arg-type]
+    coordinator.handle(("ask", 0, 1, False))
+    assert [kind for kind, _ in drain(inboxes[0])] == ["grant"]
+    coordinator.handle(("idle", 0, 0, 1, 0))  # sent before the grant reached it
+    assert not coordinator.stopping
+    coordinator.handle(("idle", 0, 0, 2, 3))  # the grant, given back
+    assert coordinator.stopping == "exhausted"

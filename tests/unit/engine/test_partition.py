@@ -96,21 +96,60 @@ def test_idle_is_reported_once_per_idle_spell_after_a_flush() -> None:
     [other] = hosts_of_owner(1, 2, 1)
     part.forward(f"http://{other}/", 1, None)
     part.processed = 4
-    part.report_idle()
-    assert drain(up) == [("urls", 1, [(f"http://{other}/", 1, None)]), ("idle", 0, 4)]
-    part.report_idle()
+    part.report_idle(0)
+    assert drain(up) == [("urls", 1, [(f"http://{other}/", 1, None)]), ("idle", 0, 4, 0, 0)]
+    part.report_idle(0)
     assert drain(up) == []  # still the same idle spell
     part.busy()
-    part.report_idle()
-    assert drain(up) == [("idle", 0, 4)]
+    part.report_idle(0)
+    assert drain(up) == [("idle", 0, 4, 0, 0)]
     part.forward(f"http://{other}/again", 1, None)  # new work also ends the spell
-    part.report_idle()
-    assert drain(up) == [("urls", 1, [(f"http://{other}/again", 1, None)]), ("idle", 0, 4)]
+    part.report_idle(0)
+    assert drain(up) == [
+        ("urls", 1, [(f"http://{other}/again", 1, None)]),
+        ("idle", 0, 4, 0, 0),
+    ]
+
+
+def test_a_worker_asks_for_pages_before_it_runs_out_and_gives_back_the_rest() -> None:
+    up: queue.Queue[Any] = queue.Queue()
+    inbox: queue.Queue[Any] = queue.Queue()
+    part = Part(index=1, count=2, up=up, inbox=inbox, allowance=10)  # type: ignore[arg-type]
+    part.base = 3  # stored by an earlier run
+    assert part.limit() == 13
+    assert part.want(stored=3, dispatched=4)  # 6 left: no need to ask yet
+    assert drain(up) == []
+    assert part.want(stored=5, dispatched=3)  # 5 left, half a grant: ask, once
+    assert part.want(stored=6, dispatched=3)
+    assert drain(up) == [("ask", 1, 1, False)]
+    assert not part.want(stored=10, dispatched=3)  # none left to dispatch
+    assert not part.want(stored=13, dispatched=0)  # all stored: it says it is full
+    assert drain(up) == [("ask", 1, 1, True)]
+    part.granted(4)
+    assert part.limit() == 17
+    assert part.want(stored=13, dispatched=0)
+    assert drain(up) == []  # 4 left: more than half of the last grant
+    assert part.want(stored=15, dispatched=0)
+    assert drain(up) == [("ask", 1, 2, False)]
+    part.report_idle(stored=14)  # ran dry holding 3 it will not use
+    assert drain(up) == [("idle", 1, 0, 2, 3)]
+    assert part.limit() == 14
+    part.granted(2)  # a grant sent before the coordinator saw it idle: given back at once
+    part.report_idle(stored=14)
+    assert drain(up) == [("idle", 1, 0, 3, 2)]
+
+
+def test_without_a_page_target_a_worker_never_asks() -> None:
+    part, up, _ = make_part(index=0, count=2)
+    assert part.limit() is None
+    assert part.want(stored=10**6, dispatched=10**6)
+    assert drain(up) == []
 
 
 def test_the_inbox_is_handed_to_the_event_loop_until_stop() -> None:
     part, _, inbox = make_part(index=0, count=2)
     received: list[list[Discovery]] = []
+    grants: list[int] = []
     reasons: list[str] = []
 
     async def listen() -> None:
@@ -120,8 +159,9 @@ def test_the_inbox_is_handed_to_the_event_loop_until_stop() -> None:
             reasons.append(reason)
             stopped.set()
 
-        thread = part.listen(asyncio.get_running_loop(), received.append, on_stop)
+        thread = part.listen(asyncio.get_running_loop(), received.append, grants.append, on_stop)
         inbox.put(("urls", [("http://a.test/", 1, None)]))
+        inbox.put(("grant", 7))
         inbox.put(("stop", "exhausted"))
         await stopped.wait()
         thread.join()
@@ -129,4 +169,5 @@ def test_the_inbox_is_handed_to_the_event_loop_until_stop() -> None:
 
     asyncio.run(listen())
     assert received == [[("http://a.test/", 1, None)]]
+    assert grants == [7]
     assert reasons == ["exhausted"]
