@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gossamer import __version__
-from gossamer.config_check import MAX_SECONDS, check_config
+from gossamer.config_check import MAX_SECONDS, MAX_WORKERS, check_config
 from gossamer.errors import ConfigError, shortened
 
 DEFAULT_USER_AGENT = f"Gossamer/{__version__} (+https://github.com/gossamer-crawler/gossamer)"
@@ -68,6 +69,16 @@ class ScopeConfig:
     sitemaps: bool = True  # robots.txt Sitemap lines (or /sitemap.xml) as URL sources
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, not the machine's count): the
+    default number of crawler processes."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_WORKERS))
+
+
 @dataclass(frozen=True, slots=True)
 class CrawlConfig:
     seeds: Path
@@ -75,7 +86,8 @@ class CrawlConfig:
     max_pages: int | None = None
     time_limit: float | None = None  # seconds
     concurrency: int = 64  # requests in flight, per worker process
-    workers: int = 1  # crawler processes; hosts are split between them by a hash
+    # crawler processes, hosts split between them by a hash: one per usable core by default
+    workers: int = field(default_factory=usable_cores)
     resolve: tuple[str, ...] = ()  # "HOST:IP", "HOST:PORT:IP", "*.example:IP"
     warc_max_bytes: int = 1_000_000_000
     report_interval: float = 30.0

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from gossamer.config import CrawlConfig, PolitenessConfig, ScopeConfig
 from gossamer.engine import Crawler
+from gossamer.engine.workers import run_workers
 from gossamer.errors import StoreError
 from gossamer.index import build_index
 from gossamer.rank import rank_crawl
@@ -98,10 +99,13 @@ def run_demo(out: Path, *, hosts: int, pages: int) -> int:
         print(f"test web: {hosts} hosts on 127.0.0.1:{server.port}; seeds in {seeds_file}")
         config = demo_config(seeds_file, out)
         seeds = parse_seeds(seeds_file.read_text(encoding="utf-8"))
-        outcome = asyncio.run(Crawler(config, seeds).run())
+        if config.workers > 1:  # one crawler process per usable core, as `gossamer crawl`
+            reason = run_workers(config, seeds, config.workers).reason
+        else:
+            reason = asyncio.run(Crawler(config, seeds).run()).reason
         report = server.audit.report(web.expected(server.port))
     print((out / "reports" / "stats.txt").read_text(encoding="utf-8").rstrip())
-    print(f"stopped: {outcome.reason}")
+    print(f"stopped: {reason}")
     _print_audit(report)
     print(build_index(out, workers=1).summary())
     print(rank_crawl(out).summary())

@@ -61,7 +61,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--max-pages", type=positive_int)
     p.add_argument("--time", type=seconds, dest="time_limit", help="time limit, e.g. 90s, 2h")
     p.add_argument("--concurrency", type=positive_int, help="requests in flight per worker")
-    p.add_argument("--workers", type=positive_int, help="crawler processes (hosts split by hash)")
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        help="crawler processes, hosts split by hash (default: one per usable core)",
+    )
     p.add_argument("--max-depth", type=int, help="ignore links more than D hops from a seed")
     p.add_argument("--user-agent")
     p.add_argument("--delay", type=seconds, help="minimum gap between requests to one host")
