@@ -71,9 +71,12 @@ CREATE VIEW link_urls AS
     + DOMAINS_TABLE
 )
 
-# A queued URL that has no ``pages`` row yet (a condition on ``urls``).
+# A queued URL with no final answer yet (a condition on ``urls``): no ``pages`` row, or only
+# 429 and 503 answers, which the crawl fetches again after the wait they ask for. A crawl
+# killed during that wait must not take such a URL for done when it resumes.
 UNFETCHED = (
-    "discovered_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pages WHERE pages.url = urls.url)"
+    "discovered_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pages WHERE pages.url = urls.url"
+    " AND (pages.status IS NULL OR pages.status NOT IN (429, 503)))"
 )
 
 

@@ -84,6 +84,22 @@ def test_rows_are_written_in_batches(tmp_path: Path) -> None:
     db.close()
 
 
+def test_a_url_answered_only_429_or_503_is_still_to_fetch(tmp_path: Path) -> None:
+    # The crawl fetches such a URL again after Retry-After; killed before that, a resume
+    # must queue it again, not take it for done.
+    urls = [f"http://a.test/{name}" for name in ("busy", "unavailable", "gone", "ok")]
+    with MetadataDB(tmp_path / "crawl.db") as db:
+        db.add_discovered((url, "a.test", 1, "http://a.test/") for url in urls)
+        db.add_page(row(urls[0], status=429))
+        db.add_page(row(urls[1], status=503))
+        db.add_page(row(urls[2], status=404))
+        db.add_page(row(urls[3], status=429))
+        db.add_page(row(urls[3], status=200))  # the retry answered
+        db.flush()
+        assert list(db.uncrawled_urls()) == urls[:2]
+        assert db.prepare_resume() == {"a.test": 2}
+
+
 def test_uncrawled_is_discovered_minus_crawled(tmp_path: Path) -> None:
     discovered = [f"http://a.test/{i}" for i in range(10)]
     with MetadataDB(tmp_path / "crawl.db", batch_size=4) as db:
