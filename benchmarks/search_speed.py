@@ -14,6 +14,9 @@ Three measurements, each printed with its setup:
 Page text is drawn from a Zipf-distributed vocabulary, so term statistics look like text.
 
     python benchmarks/search_speed.py --pages 100000 --edges 10000000 --out /tmp/speed
+
+``--reuse`` queries an index an earlier run left under ``--out`` (its page count and seed
+are those of that run) instead of writing and indexing the corpus again.
 """
 
 from __future__ import annotations
@@ -100,20 +103,33 @@ def bench_index(folder: Path, pages: int, workers: int, seed: int) -> None:
         )
 
 
-def bench_queries(folder: Path, queries: int, seed: int) -> None:
+def query_texts(queries: int, seed: int) -> list[str]:
+    """The benchmark's queries: one to three Zipf-common words, some phrases, some site:."""
     rng = random.Random(seed)
-    target = next(p for p in sorted(folder.glob("crawl-*")) if (p / "index").is_dir())
+    texts = []
+    for _ in range(queries):
+        words = [f"w{int(rng.paretovariate(1.0) * 20)}" for _ in range(rng.randint(1, 3))]
+        kind = rng.random()
+        if kind < 0.15 and len(words) > 1:
+            texts.append(f'"{" ".join(words)}"')
+        elif kind < 0.3:
+            texts.append(f"{words[0]} site:host{rng.randrange(HOSTS)}.bench.test")
+        else:
+            texts.append(" ".join(words))
+    return texts
+
+
+def indexed(folder: Path) -> Path | None:
+    """The first crawl folder under ``folder`` with an index, if any."""
+    return next((p for p in sorted(folder.glob("crawl-*")) if (p / "index").is_dir()), None)
+
+
+def bench_queries(folder: Path, queries: int, seed: int) -> None:
+    target = indexed(folder)
+    if target is None:
+        raise SystemExit(f"no indexed crawl-* folder under {folder}")
+    texts = query_texts(queries, seed)
     with SearchEngine(target) as engine:
-        texts = []
-        for _ in range(queries):
-            words = [f"w{int(rng.paretovariate(1.0) * 20)}" for _ in range(rng.randint(1, 3))]
-            kind = rng.random()
-            if kind < 0.15 and len(words) > 1:
-                texts.append(f'"{" ".join(words)}"')
-            elif kind < 0.3:
-                texts.append(f"{words[0]} site:host{rng.randrange(HOSTS)}.bench.test")
-            else:
-                texts.append(" ".join(words))
         engine.search("warm up")
         latencies = []
         for text in texts:
@@ -154,10 +170,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=Path("/tmp/gossamer-search-speed"))
     parser.add_argument("--skip", choices=["index", "pagerank"], action="append", default=[])
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="query the index already under --out (from an earlier run) instead of building one",
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if "index" not in args.skip:
-        bench_index(args.out, args.pages, args.workers, args.seed)
+        if not (args.reuse and indexed(args.out) is not None):
+            bench_index(args.out, args.pages, args.workers, args.seed)
         bench_queries(args.out, args.queries, args.seed)
     if "pagerank" not in args.skip:
         bench_pagerank(args.nodes, args.edges, args.seed)

@@ -7,7 +7,8 @@ costs a few tantivy searches plus a pass over at most ``weights.candidates`` hit
 
 Ranks join documents by URL once, at open time: ``num`` (a document's row in the store and
 a fast field in tantivy) indexes arrays of scaled PageRank, so scoring a candidate
-reads two fast fields and no stored document. Only the 30 shown are loaded in full.
+reads two fast fields and no stored document. Candidates stay columns of numbers (no object
+per hit; ``ranking.order_columns``) and only the 30 shown are loaded in full.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from gossamer.search.compile import CompiledQuery, compile_query
 from gossamer.search.docranks import doc_ranks
 from gossamer.search.errors import SearchError
 from gossamer.search.query import ParsedQuery, parse_query
-from gossamer.search.ranking import Candidate, Ordered, RankingWeights, order_candidates
+from gossamer.search.ranking import Columns, Ordered, Ranking, RankingWeights, order_columns
 from gossamer.search.results import Copy, HitScores, SearchHit, SearchPage, Snippet
 from gossamer.store.docstore import DocStore
 
@@ -45,11 +46,23 @@ def _key(address: tantivy.DocAddress) -> _Key:
     return (address.segment_ord, address.doc)
 
 
+def _clamped(values: list[int | float | bool | None], last: int | None) -> list[int]:
+    """Fast-field values as ints, a missing one as 0, each within 0..``last`` when given;
+    the list itself when it already is that (the usual case, and no copy)."""
+    if set(map(type, values)) <= {int}:
+        ints = cast(list[int], values)
+        if not ints or (min(ints) >= 0 and (last is None or max(ints) <= last)):
+            return ints
+    if last is None:
+        return [int(v or 0) for v in values]
+    return [min(max(int(v or 0), 0), last) for v in values]
+
+
 @dataclass(frozen=True, slots=True)
 class _Ranked:
     parsed: ParsedQuery
     hits: list[tuple[float, tantivy.DocAddress]]
-    ordered: list[Ordered]
+    ordered: Ranking
     base: tantivy.Query | None
     matched: str  # all, any or none of the query's words
     count: int
@@ -212,7 +225,7 @@ class SearchEngine:
     def _run(self, query: tantivy.Query) -> tuple[list[tuple[float, tantivy.DocAddress]], int]:
         result = self._searcher.search(query, self.weights.candidates, count=True)
         count = cast(int | None, getattr(result, "count", None))
-        hits = [(float(score), address) for score, address in result.hits]
+        hits = cast(list[tuple[float, tantivy.DocAddress]], result.hits)  # scores are floats
         return hits, count if count is not None else len(hits)
 
     def _order(
@@ -220,27 +233,25 @@ class SearchEngine:
         hits: list[tuple[float, tantivy.DocAddress]],
         compiled: CompiledQuery,
         base: tantivy.Query | None,
-    ) -> list[Ordered]:
+    ) -> Ranking:
+        """The hits in result order: columns of numbers, no object per candidate (a query
+        on common words has 1,000 of them and shows 30)."""
         if not hits:
-            return []
+            return order_columns(Columns([], [], [], None, []), compiled.terms, self.weights)
         addresses = [address for _, address in hits]
         found = self._searcher.fast_field_values(Fields.NUM, addresses)
         groups = self._searcher.fast_field_values(Fields.GROUP, addresses)
         in_title = self._title_matches(compiled, base, len(hits))
-        page_rank, host_rank, last = self._pagerank, self._host_rank, len(self._pagerank) - 1
-        nums = [min(max(int(num or 0), 0), last) for num in found]
-        candidates = [
-            Candidate(
-                key=i,
-                bm25=score,
-                pagerank=page_rank[nums[i]],
-                host_rank=host_rank[nums[i]],
-                title_terms=in_title.get(_key(address), 0),
-                group=int(groups[i] or 0),
-            )
-            for i, (score, address) in enumerate(hits)
-        ]
-        return order_candidates(candidates, compiled.terms, self.weights)
+        page_rank, host_rank = self._pagerank, self._host_rank
+        nums = _clamped(found, len(page_rank) - 1)
+        columns = Columns(
+            bm25=[score for score, _ in hits],
+            pagerank=[page_rank[num] for num in nums],
+            host_rank=[host_rank[num] for num in nums],
+            title_terms=[in_title.get(_key(a), 0) for a in addresses] if in_title else None,
+            group=_clamped(groups, None),
+        )
+        return order_columns(columns, compiled.terms, self.weights)
 
     def _title_matches(
         self, compiled: CompiledQuery, base: tantivy.Query | None, limit: int

@@ -15,6 +15,10 @@ to it. Seed 002's title tiers (every query term in the title first, then some, t
 ``tier`` 0, 1, 2) can be put before the score; they are off by default, having lost in the
 ablation of BENCHMARKS.md. Duplicate groups then keep only their best member.
 
+``order_candidates`` orders ``Candidate`` values; ``order_columns`` does the same over
+parallel lists, for the engine, which has up to 1,000 candidates a query and shows 30: the
+same arithmetic in the same order, so the same scores to the last bit and the same order.
+
 Two presets name the rankings a user can choose (``gossamer search --ranking``): ``bm25``,
 the field-weighted text score alone as before anchor text and proximity, and ``blend``,
 the default, every component with the weights tuned on one documentation corpus and checked
@@ -26,10 +30,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from gossamer.search.errors import SearchError
 
-__all__ = ["RANKINGS", "Candidate", "RankingWeights", "log_scaled", "order_candidates"]
+__all__ = [
+    "RANKINGS",
+    "Candidate",
+    "Columns",
+    "Ranking",
+    "RankingWeights",
+    "log_scaled",
+    "order_candidates",
+    "order_columns",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,3 +172,90 @@ def order_candidates(
             seen.add(item.candidate.group)
             kept.append(item)
     return kept
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """The candidates as parallel lists in BM25 order (a candidate's ``key`` is its
+    position): what the engine reads from tantivy, with no object per hit."""
+
+    bm25: Sequence[float]
+    pagerank: Sequence[float]
+    host_rank: Sequence[float]
+    title_terms: Sequence[int] | None  # None: no title counts, 0 for every candidate
+    group: Sequence[int]
+
+
+class Ranking(Sequence[Ordered]):
+    """``order_columns``' answer: the kept candidates in result order, as ``Ordered``
+    values built only for the positions read (a page shows 30 of up to 1,000)."""
+
+    __slots__ = ("_best", "_columns", "_keys", "_scores", "_tiers")
+
+    def __init__(
+        self,
+        columns: Columns,
+        keys: list[int],
+        scores: list[float],
+        tiers: list[int] | None,
+        best: float,
+    ) -> None:
+        self._columns, self._keys, self._scores = columns, keys, scores
+        self._tiers, self._best = tiers, best
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @overload
+    def __getitem__(self, index: int) -> Ordered: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Ordered]: ...
+
+    def __getitem__(self, index: int | slice) -> Ordered | list[Ordered]:
+        if isinstance(index, slice):
+            return [self._item(key) for key in self._keys[index]]
+        return self._item(self._keys[index])
+
+    def _item(self, key: int) -> Ordered:
+        c = self._columns
+        candidate = Candidate(
+            key=key,
+            bm25=c.bm25[key],
+            pagerank=c.pagerank[key],
+            host_rank=c.host_rank[key],
+            title_terms=c.title_terms[key] if c.title_terms is not None else 0,
+            group=c.group[key],
+        )
+        level = self._tiers[key] if self._tiers is not None else 0
+        return Ordered(candidate, level, c.bm25[key] / self._best, self._scores[key])
+
+
+def order_columns(columns: Columns, terms: int, weights: RankingWeights) -> Ranking:
+    """``order_candidates`` over columns: the same scores, computed the same way, and the
+    same order (tier, then score, then BM25 position), one per duplicate group."""
+    bm25, pagerank, host_rank = columns.bm25, columns.pagerank, columns.host_rank
+    best = max(bm25, default=0.0) or 1.0
+    text_w, pagerank_w, host_w = weights.text, weights.pagerank, weights.host_rank
+    scores = [
+        text_w * (b / best) + pagerank_w * p + host_w * h
+        for b, p, h in zip(bm25, pagerank, host_rank, strict=True)
+    ]
+    tiers = None
+    if weights.title_tiers:
+        titles = columns.title_terms or [0] * len(scores)
+        tiers = [tier(count, terms) for count in titles]
+        keys = sorted(range(len(scores)), key=lambda i: (tiers[i], -scores[i], i))
+    else:
+        # A stable sort, reversed, keeps equal scores in BM25 order, as ``order_candidates``.
+        keys = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
+    group = columns.group
+    kept = keys
+    if len(set(group)) < len(group):  # some candidates share a group: keep the first of each
+        seen: set[int] = set()
+        kept = []
+        for key in keys:
+            if group[key] not in seen:
+                seen.add(group[key])
+                kept.append(key)
+    return Ranking(columns, kept, scores, tiers, best)
