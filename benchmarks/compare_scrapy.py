@@ -327,9 +327,16 @@ def gossamer_argv(  # noqa: PLR0917 - one knob each, as the CLI has them
 
 
 def scrapy_argv(
-    seeds: Path, out: Path, budget: int | None, concurrency: int, extra: Sequence[str] = ()
+    seeds: Path,
+    out: Path,
+    budget: int | None,
+    concurrency: int,
+    extra: Sequence[str] = (),
+    *,
+    bodies: bool = False,
 ) -> list[str]:
-    """``extra`` holds further ``KEY=VALUE`` settings, e.g. the reactor; they come last and win."""
+    """``extra`` holds further ``KEY=VALUE`` settings, e.g. the reactor; they come last and win.
+    ``bodies``: the spider also keeps every body (in ``out/bodies.bin``)."""
     out.mkdir(parents=True)
     argv = [
         str(SCRAPY_BIN / "scrapy"),
@@ -353,6 +360,8 @@ def scrapy_argv(
     ]
     for setting in extra:
         argv += ["-s", setting]
+    if bodies:
+        argv += ["-a", f"bodies={out / 'bodies.bin'}"]
     return argv
 
 

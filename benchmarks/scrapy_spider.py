@@ -9,7 +9,9 @@ one request in flight per host and no delay, robots.txt obeyed (judged with the 
 ``gossamer``, so the server-side audit applies the same rules to both crawlers), breadth-first
 order, no cookies, no retries, redirects followed. Every response is stored as one JSON line
 (url, status, content type, body length, SHA-1 of the body, number of links followed), which is
-the least a crawler must keep to be compared with Gossamer's WARC + SQLite store.
+the least a crawler must keep to be compared with Gossamer's WARC + SQLite store; with
+``-a bodies=FILE`` every body is also appended to FILE (a line with the URL and the length,
+then the bytes), as an archiving crawler must keep them.
 
     scrapy runspider benchmarks/scrapy_spider.py -a seeds=seeds.txt -a stats=stats.json \\
         -O pages.jsonl:jsonlines -s CLOSESPIDER_PAGECOUNT=15000 \\
@@ -63,8 +65,10 @@ class TestWebSpider(scrapy.Spider):
         "HTTPERROR_ALLOW_ALL": True,
     }
 
-    def __init__(self, seeds: str = "", stats: str = "", **kwargs: Any) -> None:
+    def __init__(self, seeds: str = "", stats: str = "", bodies: str = "", **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        # Open for the spider's whole life: closed in ``closed``.
+        self.bodies = Path(bodies).open("ab") if bodies else None  # noqa: SIM115
         lines = Path(seeds).read_text(encoding="utf-8").splitlines()
         self.start_urls = [line.strip() for line in lines if line.strip()]
         self.stats_path = Path(stats) if stats else None
@@ -77,6 +81,9 @@ class TestWebSpider(scrapy.Spider):
         follow: list[str] = []
         if isinstance(response, TextResponse) and 200 <= response.status < 300:
             follow = [link.url for link in self.links.extract_links(response)]
+        if self.bodies is not None:
+            self.bodies.write(f"{response.url} {len(response.body)}\n".encode())
+            self.bodies.write(response.body)
         yield {
             "url": response.url,
             "status": response.status,
@@ -90,6 +97,8 @@ class TestWebSpider(scrapy.Spider):
 
     def closed(self, reason: str) -> None:
         """Leave Scrapy's counters where the benchmark can read them."""
+        if self.bodies is not None:
+            self.bodies.close()
         if self.stats_path is None:
             return
         stats = dict(self.crawler.stats.get_stats())

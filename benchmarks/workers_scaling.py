@@ -2,18 +2,24 @@
 
 The Scrapy comparison serves the test web from Python (aiohttp), which itself takes a quarter
 of one of this machine's two cores. Here the same web is exported to static files and served
-by nginx (one worker process, access log off), so nearly both cores are left to the crawler:
+by nginx (one worker process, a buffered access log for the audit), so nearly both cores are
+left to the crawler:
 
     apt-get install nginx-light      # once
     .venv/bin/python benchmarks/workers_scaling.py --hosts 200 --pages 100 --budget 15000
     # pages of real size (5-40 KB), a host whose robots.txt answers 500, to process exit:
     .venv/bin/python benchmarks/workers_scaling.py --hosts 200 --pages 100 --budget 0 \
         --page-bytes 5000 40000 --robots-error-host --workers 2 0
+    # the same with Gossamer's defaults (one process per core), Scrapy keeping every body:
+    .venv/bin/python benchmarks/workers_scaling.py --hosts 200 --pages 100 --budget 0 \
+        --page-bytes 5000 40000 --robots-error-host --workers -1 0 --repeat 1
 
 Each crawler configuration runs ``--repeat`` times, alternating; wall time is spawn to exit,
 CPU is the crawler's process tree (``os.wait4`` on the coordinator, which waits for its
 workers), and nginx's CPU is read from ``/proc``. Politeness is the same as in the Scrapy
-comparison: one request in flight per host, no delay, robots.txt obeyed.
+comparison: one request in flight per host, no delay, robots.txt obeyed; each run is judged
+from nginx's access log by the test web's own audit rules (``nginx_audit.py``). Scrapy keeps
+every body it fetches, as Gossamer's WARC files do.
 """
 
 from __future__ import annotations
@@ -30,8 +36,10 @@ import time
 from pathlib import Path
 
 from compare_scrapy import HERE, REACTORS, crawler_report, ensure_scrapy_venv, scrapy_argv
+from nginx_audit import LOG_FORMAT, audit_log
 
 from gossamer.testweb import WebSpec, build_web
+from gossamer.testweb.audit import AuditReport
 from gossamer.testweb.model import Kind
 from gossamer.testweb.server import _Renderer
 
@@ -64,13 +72,20 @@ def export(spec: WebSpec, root: Path) -> tuple[list[str], list[tuple[str, str]]]
     return web.seeds(PORT), redirects
 
 
-def nginx_config(root: Path, work: Path, redirects: list[tuple[str, str]]) -> Path:
+def nginx_config(
+    root: Path, work: Path, redirects: list[tuple[str, str]], log: Path | None = None
+) -> Path:
+    """nginx's configuration for the exported web; ``log``: where the access log goes, one
+    line per request in ``nginx_audit.LOG_FORMAT`` (else none is written)."""
     moved = "\n".join(
         f"        {host} {target};" for host, target in redirects if target.startswith("/")
     )
     failing = "\n".join(
         f"        {host} 1;" for host, target in redirects if not target.startswith("/")
     )
+    logging = "access_log off;"
+    if log is not None:
+        logging = f"log_format audit '{LOG_FORMAT}';\n    access_log {log} audit buffer=256k;"
     text = f"""
 worker_processes 1;
 pid {work}/nginx.pid;
@@ -78,7 +93,7 @@ error_log {work}/error.log;
 events {{ worker_connections 4096; }}
 http {{
     include /etc/nginx/mime.types;
-    access_log off;
+    {logging}
     keepalive_requests 100000;
     client_body_temp_path {work}/tmp;
     proxy_temp_path {work}/tmp;
@@ -115,22 +130,31 @@ def process_cpu(pid: int) -> float:
 
 
 SCRAPY = 0  # in the list of configurations, 0 stands for Scrapy (broad-crawl settings)
+DEFAULTS = -1  # and -1 for Gossamer with its defaults (no --workers, no --concurrency)
+
+
+def name_of(workers: int) -> str:
+    if workers == SCRAPY:
+        return "Scrapy"
+    if workers == DEFAULTS:
+        return "Gossamer, defaults"
+    return f"Gossamer, {workers} worker(s)"
 
 
 def crawl(seeds: Path, out: Path, workers: int, budget: int, nginx_pid: int) -> dict[str, float]:
     """One crawl: ``workers`` Gossamer processes, or Scrapy when it is ``SCRAPY``."""
     env = dict(os.environ)
     if workers == SCRAPY:
-        argv = scrapy_argv(seeds, out, budget, 128, [f"TWISTED_REACTOR={REACTORS['epoll']}"])
+        reactor = [f"TWISTED_REACTOR={REACTORS['epoll']}"]
+        argv = scrapy_argv(seeds, out, budget, 128, reactor, bodies=True)
         env["PYTHONPATH"] = str(HERE)  # Scrapy loads the test-web resolver by dotted name
     else:
-        config = out.parent / "c.toml"
-        config.write_text("[politeness]\ndelay = 0.0\n")
         argv = [
             str(BIN / "gossamer"), "crawl", str(seeds), "--out", str(out),
-            "--resolve", "*.web.test:127.0.0.1", "--config", str(config),
-            "--concurrency", "128", "--no-progress", "--workers", str(workers),
+            "--resolve", "*.web.test:127.0.0.1", "--delay", "0", "--no-progress",
         ]  # fmt: skip
+        if workers != DEFAULTS:
+            argv += ["--concurrency", "128", "--workers", str(workers)]
         if budget:
             argv += ["--max-pages", str(budget)]
     server_before = process_cpu(nginx_pid)
@@ -160,6 +184,49 @@ def crawl(seeds: Path, out: Path, workers: int, budget: int, nginx_pid: int) -> 
     }
 
 
+def rotate_log(conf: Path, log: Path, dest: Path) -> None:
+    """Move the access log of the run that just ended to ``dest``: nginx writes what it has
+    buffered into it and opens a new log, which it has done once the new file exists."""
+    log.rename(dest)
+    subprocess.run(["nginx", "-c", str(conf), "-s", "reopen"], check=True)
+    deadline = time.monotonic() + 10
+    while not log.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("nginx did not reopen its access log")
+        time.sleep(0.05)
+
+
+def audited(report: AuditReport) -> dict[str, float]:
+    return {
+        "requests": report.requests,
+        "overlaps": report.concurrent_violations,
+        "robots_violations": report.robots_violations,
+        "repeats": report.repeated_fetches,
+        "missing": len(report.missing),
+    }
+
+
+def print_table(order: list[int], medians: dict[int, dict[str, float]]) -> None:
+    """The medians as a Markdown table, each crawler against Scrapy (or the first)."""
+    base = medians[SCRAPY if SCRAPY in medians else order[0]]
+    against = name_of(SCRAPY) if SCRAPY in medians else name_of(order[0])
+    print(
+        f"| crawler | pages | pages/s | x {against} | CPU ms/page | CPU / {against} |"
+        " crawler cores | nginx cores | overlaps | robots.txt violations | repeats | missing |"
+    )
+    print("| --- |" + " ---: |" * 11)
+    for w in order:
+        m = medians[w]
+        print(
+            f"| {name_of(w)} | {m['pages']:.0f} | {m['pages_per_s']:.0f} |"
+            f" {m['pages_per_s'] / base['pages_per_s']:.2f} |"
+            f" {m['crawler_cpu_ms_per_page']:.2f} |"
+            f" {m['crawler_cpu_ms_per_page'] / base['crawler_cpu_ms_per_page']:.2f} |"
+            f" {m['crawler_cores']:.2f} | {m['nginx_cores']:.2f} | {m['overlaps']:.0f} |"
+            f" {m['robots_violations']:.0f} | {m['repeats']:.0f} | {m['missing']:.0f} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--hosts", type=int, default=200)
@@ -173,7 +240,11 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
-        "--workers", type=int, nargs="*", default=[1, 2, SCRAPY], help="0 means Scrapy"
+        "--workers",
+        type=int,
+        nargs="*",
+        default=[1, 2, SCRAPY],
+        help="0 means Scrapy, -1 Gossamer with its defaults (one process per core)",
     )
     args = parser.parse_args()
     if shutil.which("nginx") is None:
@@ -194,7 +265,9 @@ def main() -> None:
         seeds_list, redirects = export(spec, work / "www")
         seeds = work / "seeds.txt"
         seeds.write_text("\n".join(seeds_list) + "\n")
-        conf = nginx_config(work / "www", work, redirects)
+        log = work / "access.log"
+        conf = nginx_config(work / "www", work, redirects, log)
+        web = build_web(spec)
         subprocess.run(["nginx", "-c", str(conf)], check=True)
         nginx_pid = int((work / "nginx.pid").read_text())
         # The single nginx worker is the child of the master; its CPU is what serving costs.
@@ -207,23 +280,20 @@ def main() -> None:
                 for workers in order:
                     out = work / f"run-{workers}-{round_}" / "out"
                     out.parent.mkdir(parents=True, exist_ok=True)
-                    runs[workers].append(crawl(seeds, out, workers, args.budget, server_pid))
-                    shutil.rmtree(out)
+                    run = crawl(seeds, out, workers, args.budget, server_pid)
+                    rotate_log(conf, log, out.parent / "access.log")
+                    whole = args.budget == 0
+                    report = audit_log(web, out.parent / "access.log", PORT, whole=whole)
+                    runs[workers].append(run | audited(report))
+                    print(f"{name_of(workers)}: {json.dumps(runs[workers][-1])}", flush=True)
+                    shutil.rmtree(out.parent)
         finally:
             subprocess.run(["nginx", "-c", str(conf), "-s", "stop"], check=False)
         medians = {
             w: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for w, rs in runs.items()
         }
         print(json.dumps({"runs": runs, "medians": medians}, indent=2))
-        base = medians[args.workers[0]]["pages_per_s"]
-        for w in args.workers:
-            m = medians[w]
-            name = "Scrapy" if w == SCRAPY else f"Gossamer, {w} worker(s)"
-            print(
-                f"| {name} | {m['pages_per_s']:.0f} | {m['pages_per_s'] / base:.2f}x |"
-                f" {m['crawler_cpu_ms_per_page']:.2f} | {m['crawler_cores']:.2f} |"
-                f" {m['nginx_cores']:.2f} |"
-            )
+        print_table(args.workers, medians)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -149,6 +149,15 @@ class Audit:
             )
         )
 
+    @classmethod
+    def of_records(cls, web: Web, port: int, records: list[RequestRecord]) -> Audit:
+        """An audit of requests another server logged (a static copy of ``web`` served on
+        ``port``): ``report`` judges them as if this server had seen them."""
+        audit = cls(web)
+        audit.port = port
+        audit._records = list(records)
+        return audit
+
     def records(self) -> list[RequestRecord]:
         """Finished requests in the order they started."""
         # Copy first: another thread may be appending while a test reads.

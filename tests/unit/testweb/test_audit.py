@@ -11,7 +11,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 import aiohttp
 import pytest
 
-from gossamer.testweb.audit import CLOCK_SLACK, Audit
+from gossamer.testweb.audit import CLOCK_SLACK, Audit, RequestRecord
 from gossamer.testweb.generate import build_web
 from gossamer.testweb.model import Kind, RobotsVariant, Role, Web, WebSpec
 from gossamer.testweb.server import TestWebServer
@@ -250,3 +250,24 @@ async def _fetch_links(session: aiohttp.ClientSession, url: str, clock: ManualCl
 
 def test_kinds_checked_here_exist(web: Web) -> None:
     assert web.find(Kind.RETRY) and web.find(Kind.LARGE) and web.find(Kind.REDIRECT)
+
+
+def test_records_logged_by_another_server_are_judged_by_the_same_rules(web: Web) -> None:
+    # As benchmarks/nginx_audit.py hands over an nginx access log: intervals in milliseconds.
+    host = web.hosts[0]
+    seen = fresh(web)[0]
+    seen.port = 8000
+
+    def record(target: str, start: int, end: int) -> RequestRecord:
+        return RequestRecord(
+            host=host, target=target, method="GET", user_agent="", started=start / 1000,
+            ended=end / 1000, status=200, overlapped=False, scheme="http", port=8000,
+            start_seq=start, end_seq=end,
+        )  # fmt: skip
+
+    records = [record("/", 0, 10), record("/a.html", 10, 20), record("/a.html", 15, 30)]
+    report = Audit.of_records(web, 8000, records).report(set())
+    assert report.requests == 3
+    assert report.concurrent_violations == 1  # the third began before the second ended
+    assert report.repeated_fetches == 1
+    assert seen.url(records[1]) == f"http://{host}:8000/a.html"
