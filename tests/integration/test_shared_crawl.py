@@ -2,7 +2,8 @@
 processes, judged by the test web's own audit: one worker killed with SIGKILL mid-crawl and
 Redis restarted, and still no politeness fault, no page missing, and no page fetched twice
 beyond the requests in flight at the kill. Then ``gossamer ctl``: status with per-worker
-figures, stop, and a later ``crawl --frontier`` that goes on; and a password-protected Redis.
+figures, stop, and a later ``crawl --frontier`` that goes on; a password-protected Redis; and
+the Crawl page of ``gossamer serve --frontier`` following and steering a shared crawl.
 
 Separate processes stand in for machines: a worker's only links to the others are Redis and
 the web, which is what a second machine would have too.
@@ -10,6 +11,7 @@ the web, which is what a second machine would have too.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import sqlite3
@@ -18,14 +20,21 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from prometheus_client.parser import text_string_to_metric_families
 
 pytest.importorskip("redis", reason="the redis client is not installed (pip install 'redis>=5')")
 
 import redis
+from redis.asyncio import Redis as AsyncRedis
 
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
+from gossamer.web import make_app
+from gossamer.web.dashboard import FEED
+from gossamer.web.redisfeed import RedisFeed
 from tests.unit.distributed.redis_rig import MISSING, SERVER, RedisServer, tls_files
 
 from .conftest import RESOLVE
@@ -267,3 +276,57 @@ def test_a_redis_behind_tls(tmp_path: Path) -> None:
             assert site.report().missing == ()
     finally:
         secured.stop()
+
+
+async def _until_status(
+    feed: RedisFeed, wanted: Callable[[dict[str, Any]], bool]
+) -> dict[str, Any]:
+    """The feed's first status that satisfies ``wanted`` (it reads Redis once a second)."""
+    async with asyncio.timeout(DEADLINE):
+        while not wanted(feed.status):
+            await feed.changed(feed.version)
+    return feed.status
+
+
+async def _watch_and_steer(out: Path, url: str, known_seed: str) -> dict[str, Any]:
+    app = make_app(out, feed=RedisFeed(AsyncRedis.from_url(url), "crawl"))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        live = await (await client.get("/crawl/status.json")).json()
+        assert live["source"] == "live" and live["state"] == "running"
+        assert [row["name"] for row in live["workers"]] == ["first"]
+        assert live["totals"]["pages"] >= 5
+        feed = app[FEED]
+        assert (await feed.command({"cmd": "pause"})) == {"ok": True, "state": "paused"}
+        assert (await _until_status(feed, lambda s: s["state"] == "paused"))["queue"] > 0
+        reply = await feed.command({"cmd": "add-seeds", "text": f"{known_seed}\nnot a url\n"})
+        assert reply["queued"] == [known_seed] and reply["known"] == 1
+        assert reply["problems"] == ["line 2: contains whitespace: not a url"]
+        assert (await feed.command({"cmd": "stop"}))["ok"]
+        final = await _until_status(feed, lambda s: s["state"] == "ended")
+        metrics = await (await client.get("/metrics")).text()
+    pages = [s.value for f in text_string_to_metric_families(metrics) for s in f.samples
+             if s.name == "gossamer_pages_total"]  # fmt: skip
+    assert pages == [final["totals"]["pages"]]
+    return final
+
+
+def test_the_crawl_page_follows_and_steers_a_shared_crawl(
+    server: RedisServer, tmp_path: Path
+) -> None:
+    web = build_web(WebSpec(seed=9, hosts=6, pages_per_host=40, special_hosts=False,
+                            latency=0.01))  # fmt: skip
+    (tmp_path / "c.toml").write_text(CONFIG.replace("delay = 0.0", "delay = 0.2"))
+    out = tmp_path / "out"
+    with ThreadedTestWeb(web) as site:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("\n".join(site.seeds()) + "\n")
+        first = start("crawl", seeds, "--out", out, "--config", tmp_path / "c.toml",
+                      "--frontier", server.url, "--resolve", RESOLVE, "--no-progress",
+                      name="first")  # fmt: skip
+        until(lambda: worker_pages(server).get("first", 0) >= 5, "some pages")
+        final = asyncio.run(_watch_and_steer(out, server.url, site.seeds()[0]))
+        _, err = first.communicate(timeout=DEADLINE)
+    assert first.returncode == 0, err
+    saved = json.loads((out / "reports" / "stats.json").read_text())
+    assert final["totals"]["pages"] == saved["pages"] > 0  # the worker's last word
+    assert final["workers"][0]["state"] == "ended"

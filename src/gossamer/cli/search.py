@@ -12,7 +12,8 @@ the terminal's encoding could not decode) is refused with one error line.
 ``gossamer serve DIR`` serves a crawl folder whether or not it is indexed yet: its Crawl page
 follows a crawl running in DIR, and its search pages say what to run until the index is
 complete. ``--control-token`` (at least 16 characters) is what steering posts must carry;
-without one, a server bound beyond loopback refuses them.
+without one, a server bound beyond loopback refuses them. With ``--frontier URL``, the Crawl
+page follows the crawl of that name shared through Redis instead (``web/redisfeed.py``).
 """
 
 from __future__ import annotations
@@ -103,6 +104,12 @@ def add_parsers(sub: Any) -> None:
         type=_control_token,
         help="secret the Crawl page's steering must give (required to steer off loopback)",
     )
+    p.add_argument(
+        "--frontier",
+        metavar="URL",
+        help="the Crawl page follows this crawl shared through Redis (redis://, rediss://)",
+    )
+    p.add_argument("--name", default="crawl", help="the shared crawl's name in Redis (crawl)")
     _ranking_flags(p)
 
 
@@ -199,6 +206,13 @@ def run_serve(args: argparse.Namespace) -> int:
 
     if not (args.dir / "crawl.db").is_file():
         raise ConfigError(f"{args.dir} holds no crawl (no crawl.db): nothing to serve")
+    feed = None
+    if args.frontier is not None:
+        # Imported here: redis only for a shared crawl.
+        from gossamer.distributed.run import connect  # noqa: PLC0415
+        from gossamer.web.redisfeed import RedisFeed  # noqa: PLC0415
+
+        feed = RedisFeed(connect(args.frontier), args.name)
     return serve(
         args.dir,
         host=args.bind,
@@ -206,6 +220,7 @@ def run_serve(args: argparse.Namespace) -> int:
         weights=_weights(args),
         english=args.english,
         control_token=args.control_token,
+        feed=feed,
     )
 
 

@@ -31,6 +31,7 @@ from gossamer.config import CrawlConfig
 from gossamer.distributed import robots_cache
 from gossamer.distributed.frontier import Finished, Halted, Lease, Leased, Lost, RedisFrontier, Wait
 from gossamer.distributed.links import LinkBuffer
+from gossamer.distributed.livestatus import publish_status, worker_status
 from gossamer.distributed.patience import Patience
 from gossamer.engine.fetching import build_fetcher
 from gossamer.engine.recording import Recording
@@ -89,6 +90,7 @@ class DistributedWorker:
         self._crawl_pages = 0  # pages stored crawl-wide, as of this worker's last count
         self._work = asyncio.Event()  # set and cleared at once: wakes the idle loops
         self._tokens: dict[str, str] = {}  # host -> token of the leases this worker works on
+        self.finished = False  # every loop has ended: the last heartbeat says so
 
     def stop(self, reason: str) -> None:
         """End the run: no new lease; the fetches under way finish and are recorded."""
@@ -117,6 +119,7 @@ class DistributedWorker:
             raise failed.exceptions[0] from None
         finally:
             self.recording.close()
+        self.finished = True
         await self.patience.call(self._beat)  # the final figures, for ``gossamer ctl status``
         return WorkerResult(self.reason, self.stats)
 
@@ -136,6 +139,16 @@ class DistributedWorker:
 
     async def _beat(self) -> None:
         await self.front.heartbeat(self.figures(), tokens=list(self._tokens.values()))
+        status = worker_status(
+            self.stats,
+            worker=self.front.worker,
+            state="ended" if self.done.is_set() and self.finished else "running",
+            reason=self.reason if self.finished else "",
+            leased=len(self._tokens),
+            concurrency=self.config.concurrency,
+            targets=(self.config.max_pages, self.config.time_limit),
+        )
+        await publish_status(self.front.redis, self.front.prefix, self.front.worker, status)
 
     async def _heartbeat(self) -> None:
         while not self.done.is_set():

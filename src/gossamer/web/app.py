@@ -41,6 +41,7 @@ from gossamer.search.ready import require_complete_index
 from gossamer.store import CrawlRecords
 from gossamer.web.cached import load_cached
 from gossamer.web.dashboard import Steering, add_dashboard
+from gossamer.web.feed import Feed
 from gossamer.web.guard import PAGE_POLICY, guard, is_loopback
 from gossamer.web.links import SANDBOX_ALLOWS, relinked
 from gossamer.web.pages import cached_page, error_page, home_page, info_page, results_page
@@ -194,10 +195,12 @@ def make_app(
     english: bool = False,
     bind: str = "127.0.0.1",
     control_token: str | None = None,
+    feed: Feed | None = None,
 ) -> web.Application:
     """The web UI for one crawl folder, to listen on ``bind``; opens the index now if it is
     complete. On a loopback ``bind`` it answers only to loopback host names. Steering the
-    crawl needs ``control_token`` when ``bind`` is not loopback (see ``dashboard``)."""
+    crawl needs ``control_token`` when ``bind`` is not loopback (see ``dashboard``). The Crawl
+    page follows ``feed``, by default the crawl running in ``crawl_dir``."""
     side = SearchSide(crawl_dir, weights)
     app = web.Application(middlewares=[guard(bind)])
     app[ENGINE] = side
@@ -211,7 +214,7 @@ def make_app(
     app.router.add_get("/cached", _cached)
     app.router.add_get("/cached/raw", _cached_raw)
     app.router.add_get("/style.css", _style)
-    add_dashboard(app, crawl_dir, Steering.for_bind(bind, control_token))
+    add_dashboard(app, crawl_dir, Steering.for_bind(bind, control_token), feed)
     return app
 
 
@@ -223,10 +226,16 @@ def serve(
     weights: RankingWeights | None = None,
     english: bool = False,
     control_token: str | None = None,
+    feed: Feed | None = None,
 ) -> int:
     """Run the web UI until interrupted (``gossamer serve``)."""
     app = make_app(
-        crawl_dir, weights=weights, english=english, bind=host, control_token=control_token
+        crawl_dir,
+        weights=weights,
+        english=english,
+        bind=host,
+        control_token=control_token,
+        feed=feed,
     )
     if not is_loopback(host):
         log.warning("serving on %s: anyone who can reach it can read the crawl", host)

@@ -34,7 +34,7 @@ from gossamer.monitor.series import Timeline
 from gossamer.store.reports import REPORTS_FOLDER
 from gossamer.urls import canonicalize, host_of
 from gossamer.web.crawlpage import crawl_page, message_page
-from gossamer.web.feed import CrawlFeed, browser_view
+from gossamer.web.feed import CrawlFeed, Feed, browser_view
 from gossamer.web.guard import is_loopback, secure
 from gossamer.web.script import DASHBOARD_JS
 
@@ -87,15 +87,18 @@ def _same_origin(origin: str, host: str) -> bool:
     return url is not None and here is not None and host_of(url) == host_of(here)
 
 
-FEED = web.AppKey("feed", CrawlFeed)
+FEED: web.AppKey[Feed] = web.AppKey("feed")
 STEERING = web.AppKey("steering", Steering)
 FOLDER = web.AppKey("crawl_folder", Path)
 CHART = web.AppKey("chart", dict)
 
 
-def add_dashboard(app: web.Application, folder: Path, steering: Steering) -> None:
-    """The Crawl page's routes, its feed and their lifetime, on ``app``."""
-    app[FEED] = CrawlFeed(folder)
+def add_dashboard(
+    app: web.Application, folder: Path, steering: Steering, feed: Feed | None = None
+) -> None:
+    """The Crawl page's routes, its feed (by default, of the crawl running in ``folder``) and
+    their lifetime, on ``app``."""
+    app[FEED] = feed if feed is not None else CrawlFeed(folder)
     app[STEERING] = steering
     app[FOLDER] = folder
     app[CHART] = {}

@@ -13,9 +13,9 @@ crawl again only when asked (:meth:`CrawlFeed.refresh`): a browser's event strea
 time it connects, and the stream of a folder with no crawl running ends with a ``retry``
 delay, so an open page notices a crawl started later, the browser doing the waiting.
 
-The channel is the only thing the web side knows of the crawl: a crawl that keeps its status
-elsewhere (a shared frontier in Redis, say) would give the feed another way to connect and to
-send commands, producing the same status (``monitor/status.py``).
+The channel is the only thing the web side knows of a local crawl. A crawl shared through
+Redis has its own feed (``redisfeed.py``) with the same interface (:class:`Feed`), producing
+the same status (``monitor/status.py``).
 """
 
 from __future__ import annotations
@@ -25,18 +25,38 @@ import contextlib
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from gossamer.monitor.channel import ChannelError, ask, connect, decode, encode, socket_path
 from gossamer.monitor.status import status_from_report
 from gossamer.store.reports import REPORTS_FOLDER
 
-__all__ = ["CrawlFeed", "browser_view"]
+__all__ = ["CrawlFeed", "Feed", "browser_view"]
 
 log = logging.getLogger(__name__)
 
 FIRST_STATUS_SECONDS = 5.0  # longest wait for a crawl's first status after connecting
 NOTHING: dict[str, Any] = {"source": "none", "state": "not running", "totals": {}, "workers": []}
+
+
+class Feed(Protocol):
+    """What the Crawl page's routes need of a feed: a local crawl's (:class:`CrawlFeed`) or a
+    crawl shared through Redis (``redisfeed.RedisFeed``)."""
+
+    status: dict[str, Any]
+    version: int
+    closed: bool
+
+    @property
+    def live(self) -> bool: ...
+
+    async def refresh(self) -> None: ...
+
+    async def command(self, command: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def changed(self, version: int) -> None: ...
+
+    async def close(self) -> None: ...
 
 
 class CrawlFeed:
