@@ -31,7 +31,7 @@ from gossamer.monitor.channel import ChannelError, ask, connect, decode, encode,
 from gossamer.monitor.status import status_from_report
 from gossamer.store.reports import REPORTS_FOLDER
 
-__all__ = ["CrawlFeed", "Feed", "browser_view"]
+__all__ = ["CrawlFeed", "Feed", "Versioned", "browser_view"]
 
 log = logging.getLogger(__name__)
 
@@ -59,25 +59,54 @@ class Feed(Protocol):
     async def close(self) -> None: ...
 
 
-class CrawlFeed:
-    """Follows the crawl of one folder; ``status`` is the latest, ``version`` counts changes."""
+class Versioned:
+    """What every feed shares: the latest status, a version that counts changes, the handlers
+    waiting for the next one, and the task that follows the crawl."""
 
-    def __init__(self, folder: Path) -> None:
-        self._socket = socket_path(folder)
-        self._stats_file = folder / REPORTS_FOLDER / "stats.json"
+    def __init__(self) -> None:
         self.status: dict[str, Any] = dict(NOTHING)
         self.version = 0
         self.closed = False
         self._changed = asyncio.Condition()
-        self._connecting = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
-        self._writer: asyncio.StreamWriter | None = None
-        self._ended: dict[str, Any] | None = None  # a crawl's last word, seen by this server
 
     @property
     def live(self) -> bool:
         """Whether a running crawl is being followed."""
         return self._task is not None and not self._task.done()
+
+    async def changed(self, version: int) -> None:
+        """Return once ``version`` is no longer the latest (or the feed closes)."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.version != version or self.closed)
+
+    async def _set(self, status: dict[str, Any]) -> None:
+        async with self._changed:
+            self.status = status
+            self.version += 1
+            self._changed.notify_all()
+
+    async def _stop_following(self) -> None:
+        """Closed: the following task ends, and every waiting handler returns."""
+        self.closed = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        async with self._changed:
+            self._changed.notify_all()
+
+
+class CrawlFeed(Versioned):
+    """Follows the crawl of one folder; ``status`` is the latest, ``version`` counts changes."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__()
+        self._socket = socket_path(folder)
+        self._stats_file = folder / REPORTS_FOLDER / "stats.json"
+        self._connecting = asyncio.Lock()
+        self._writer: asyncio.StreamWriter | None = None
+        self._ended: dict[str, Any] | None = None  # a crawl's last word, seen by this server
 
     async def refresh(self) -> None:
         """Follow the folder's crawl if one runs and is not followed yet; else settle on the
@@ -106,22 +135,11 @@ class CrawlFeed:
         """Send one command to the crawl (``ChannelError`` if none runs)."""
         return await ask(self._socket, command)
 
-    async def changed(self, version: int) -> None:
-        """Return once ``version`` is no longer the latest (or the feed closes)."""
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.version != version or self.closed)
-
     async def close(self) -> None:
         """Stop following; every waiting handler returns."""
-        self.closed = True
         if self._writer is not None:
             self._writer.close()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        async with self._changed:
-            self._changed.notify_all()
+        await self._stop_following()
 
     async def _follow(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -147,10 +165,7 @@ class CrawlFeed:
     async def _set(self, status: dict[str, Any]) -> None:
         if status.get("source") == "live" and status.get("state") == "ended":
             self._ended = status
-        async with self._changed:
-            self.status = status
-            self.version += 1
-            self._changed.notify_all()
+        await super()._set(status)
 
     def _settled(self) -> dict[str, Any]:
         """The status of the folder with no crawl running."""

@@ -16,7 +16,6 @@ running", and the next browser connection asks again.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from typing import Any
@@ -32,7 +31,7 @@ from gossamer.engine.steering import MAX_SEEDS_TEXT, TICK
 from gossamer.monitor.series import Timeline
 from gossamer.monitor.status import merge_statuses, merge_totals
 from gossamer.seeds import parse_seeds
-from gossamer.web.feed import NOTHING
+from gossamer.web.feed import NOTHING, Versioned
 
 __all__ = ["RedisFeed"]
 
@@ -41,24 +40,16 @@ log = logging.getLogger(__name__)
 _COMMANDS = {"pause": "paused", "resume": "running", "stop": "stopped"}
 
 
-class RedisFeed:
+class RedisFeed(Versioned):
     """Follows the shared crawl ``name``; the same interface as ``feed.CrawlFeed``."""
 
     def __init__(self, redis: Redis, name: str) -> None:
+        super().__init__()
         self._redis = redis
         self._name = name
         self._prefix = f"gossamer:{name}:"
-        self.status: dict[str, Any] = dict(NOTHING)
-        self.version = 0
-        self.closed = False
         self.timeline = Timeline()
-        self._changed = asyncio.Condition()
-        self._task: asyncio.Task[None] | None = None
         self._started: float | None = None
-
-    @property
-    def live(self) -> bool:
-        return self._task is not None and not self._task.done()
 
     async def refresh(self) -> None:
         """Follow the crawl, if Redis has it and it is not followed yet."""
@@ -81,18 +72,8 @@ class RedisFeed:
             return {"ok": False, "error": str(exc)}
         return {"ok": False, "error": f"unknown command {cmd!r}"}
 
-    async def changed(self, version: int) -> None:
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.version != version or self.closed)
-
     async def close(self) -> None:
-        self.closed = True
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        async with self._changed:
-            self._changed.notify_all()
+        await self._stop_following()
         await self._redis.aclose()
 
     async def _add_seeds(self, text: object) -> dict[str, Any]:
@@ -163,9 +144,3 @@ class RedisFeed:
             "waiting": shared.queued_hosts,
         }
         return status
-
-    async def _set(self, status: dict[str, Any]) -> None:
-        async with self._changed:
-            self.status = status
-            self.version += 1
-            self._changed.notify_all()
