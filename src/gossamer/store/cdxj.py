@@ -22,10 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-import surt
-
 from gossamer.errors import StoreError
 from gossamer.fetch.result import FetchResult
+from gossamer.store.stamps import iso_second, split_time
 from gossamer.store.warc import WarcLocation, payload_digest
 
 __all__ = ["CdxjWriter", "Keep", "cdxj_line", "parse_cdxj_line", "prune_cdxj", "sort_cdxj"]
@@ -35,34 +34,64 @@ Keep = Callable[[str, int, str], bool]
 
 _MIME_END = re.compile(r"[;\s]")  # a media type ends at its parameters or at a space
 _TAIL_BYTES = 1 << 16  # far longer than any index line
+_json_text = json.encoder.encode_basestring_ascii  # a JSON string, as json.dumps spells it
 _SORT_RUN_LINES = 200_000  # lines sorted in memory before spilling a run to disk
+# A URL whose SURT key can be spelt directly: http(s), a lower-case host name of letters,
+# digits and hyphens (no credentials or trailing dot), a port without leading zeros, and a
+# path of characters that surt's canonicalizers leave as they are (no escapes, no ';' or '('
+# of session ids), with no query or fragment. Anything else goes through surt itself.
+_PLAIN_URL = re.compile(
+    r"(https?)://([a-z0-9-]+(?:\.[a-z0-9-]+)*)(?::([1-9][0-9]{0,4}))?(/[A-Za-z0-9\-._~!$&'*+,=:@/]*)"
+)
+_DEFAULT_PORTS = {"http": "80", "https": "443"}  # surt leaves these out of a key
+_HAS_LETTER = re.compile(r"[a-z]")  # a host with none could be an IP address in some form
+_WWW = re.compile(r"www\d*\.")  # surt drops this prefix of a host
 
 
 def cdxj_line(result: FetchResult, location: WarcLocation) -> str:
     """The index line for a response (or revisit) record written by ``WarcStore.write``."""
-    fields: dict[str, str] = {"url": result.url}
     content_type = result.header("Content-Type")
     if location.revisit:
-        fields["mime"] = "warc/revisit"  # as cdxj-indexer (and pywb) name a revisit record
+        mime: str | None = "warc/revisit"  # as cdxj-indexer (and pywb) name a revisit record
     elif content_type is not None:
-        fields["mime"] = _MIME_END.split(content_type, maxsplit=1)[0].strip()
-    fields["status"] = str(result.status)
-    fields["digest"] = location.digest or payload_digest(result.body)
-    fields["length"] = str(location.length)
-    fields["offset"] = str(location.offset)
-    fields["filename"] = location.filename
-    return f"{url_key(result.url)} {_timestamp(result.started_at)} {json.dumps(fields)}\n"
+        mime = _MIME_END.split(content_type, maxsplit=1)[0].strip()
+    else:
+        mime = None
+    # What json.dumps gives for the same dict of strings (", " and ": " between, ASCII
+    # escapes), spelt directly: the numbers and the digest need no escaping.
+    text = _json_text
+    fields = '{"url": ' + text(result.url)
+    if mime is not None:
+        fields += ', "mime": ' + text(mime)
+    digest = location.digest or payload_digest(result.body)
+    fields += (
+        f', "status": "{result.status}", "digest": {text(digest)},'
+        f' "length": "{location.length}", "offset": "{location.offset}",'
+        f' "filename": {text(location.filename)}}}'
+    )
+    return f"{url_key(result.url)} {_timestamp(result.started_at)} {fields}\n"
 
 
 def _timestamp(epoch_seconds: float) -> str:
     """The 14-digit UTC timestamp of a line (what ``%Y%m%d%H%M%S`` gives, sooner)."""
-    moment = datetime.fromtimestamp(epoch_seconds, tz=UTC).replace(tzinfo=None)
-    iso = moment.isoformat(timespec="seconds")  # YYYY-MM-DDTHH:MM:SS
+    second = split_time(epoch_seconds)[0]
+    if second >= 0:
+        iso = iso_second(second)  # YYYY-MM-DDTHH:MM:SS, shared with the WARC-Date
+    else:
+        moment = datetime.fromtimestamp(epoch_seconds, tz=UTC).replace(tzinfo=None)
+        iso = moment.isoformat(timespec="seconds")
     return iso[0:4] + iso[5:7] + iso[8:10] + iso[11:13] + iso[14:16] + iso[17:19]
 
 
 def url_key(url: str) -> str:
     """The SURT form used to sort and look up captures; the URL itself if SURT rejects it."""
+    plain = _PLAIN_URL.fullmatch(url)
+    if plain is not None:
+        short = _plain_key(*plain.groups())
+        if short is not None:
+            return short
+    import surt  # noqa: PLC0415 - a quarter second of imports (tldextract, requests), for odd URLs
+
     try:
         key: str = surt.surt(url)
     except (ValueError, AttributeError):
@@ -70,6 +99,26 @@ def url_key(url: str) -> str:
         # keys the line by the plain URL, and we must produce the same line.
         return url
     return key
+
+
+def _plain_key(scheme: str, host: str, port: str | None, path: str) -> str | None:
+    """The key surt gives a plain URL (see ``_PLAIN_URL``), spelt without parsing it again;
+    None where surt would change the path (empty or dot segments), read the host as an
+    address, or refuse or drop the port (out of range, or the scheme's default). surt
+    lower-cases the path, drops one trailing slash and the "www" prefix, and writes the
+    host's labels in reverse order, joined by commas, then any other port."""
+    if "//" in path or "/." in path or _HAS_LETTER.search(host) is None:
+        return None
+    if port is not None and (int(port) > 65535 or port == _DEFAULT_PORTS[scheme]):
+        return None  # surt refuses the one and drops the other: leave both to it
+    www = _WWW.match(host)
+    if www is not None:
+        host = host[www.end() :]
+    path = path.lower()
+    if len(path) > 1 and path[-1] == "/":
+        path = path[:-1]
+    surt_host = ",".join(reversed(host.split(".")))
+    return f"{surt_host}:{port}){path}" if port else f"{surt_host}){path}"
 
 
 class CdxjWriter:

@@ -24,7 +24,7 @@ from gossamer.store.reads import BACKLOG, CrawlReads
 from gossamer.store.rows import PageRow, page_values
 from gossamer.store.schema import prepare_schema
 from gossamer.store.writer import BatchWriter
-from gossamer.store.writes import Batch, commit, delete_pages, requeue_unfetched
+from gossamer.store.writes import Batch, UrlIds, commit, delete_pages, requeue_unfetched
 
 __all__ = ["MetadataDB", "crawl_db_problem"]
 
@@ -48,6 +48,8 @@ class MetadataDB(CrawlReads):
         self._clock = clock
         self._batch = Batch()
         self._writer: BatchWriter | None = None
+        # urls ids met so far, for inline commits and the writer thread's (never both at once).
+        self._ids = UrlIds()
         # Write-behind only: hosts with spilled rows in the buffer, and for every other host
         # that spilled, the ticket of the batch holding its newest spilled row.
         self._spilling: set[str] = set()
@@ -124,7 +126,7 @@ class MetadataDB(CrawlReads):
             self._writer.submit(batch)
             return
         with faults("write", self.path):
-            commit(self._conn, batch)
+            commit(self._conn, batch, self._ids)
 
     def end_exchange(self) -> None:
         """Mark the end of everything one fetch added; write the batch if it is full.
@@ -144,7 +146,7 @@ class MetadataDB(CrawlReads):
         if writer is None:
             if not batch.empty():
                 with faults("write", self.path):
-                    commit(self._conn, batch)
+                    commit(self._conn, batch, self._ids)
                 self._batch = Batch()
             return 0
         if batch.empty():
@@ -176,7 +178,7 @@ class MetadataDB(CrawlReads):
             return
         with faults("open", self.path):
             conn = connect_writer(self.path, cache_kib=_CACHE_KIB - _READER_CACHE_KIB, threads=True)
-        self._writer = BatchWriter(conn, self.path, on_fault=on_fault)
+        self._writer = BatchWriter(conn, self.path, on_fault=on_fault, ids=self._ids)
         # Spilled rows already buffered are handed over with the next cut, like later ones.
         self._spilling.update(row[1] for row in self._batch.discovered if row[5])
         with faults("write", self.path):

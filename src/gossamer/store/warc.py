@@ -39,6 +39,7 @@ from gossamer.errors import NothingToArchiveError, StoreError
 from gossamer.fetch.result import FetchResult, Headers
 from gossamer.store import warcbytes
 from gossamer.store.revisits import Original, PayloadIndex, exchange_headers, revisit_record
+from gossamer.store.stamps import iso_second, split_time
 from gossamer.store.warcbytes import RecordIds, digest_text
 from gossamer.urls import path_query_of
 
@@ -62,6 +63,9 @@ class WarcLocation:
 
 def warc_date(epoch_seconds: float) -> str:
     """The WARC-Date for a wall-clock time, with microseconds (WARC/1.1 allows them)."""
+    second, micro = split_time(epoch_seconds)
+    if second >= 0:
+        return f"{iso_second(second)}.{micro:06d}Z"
     moment = datetime.fromtimestamp(epoch_seconds, tz=UTC).replace(tzinfo=None)
     # isoformat spells what strftime("%Y-%m-%dT%H:%M:%S.%fZ") does, in a third of the time.
     return moment.isoformat(timespec="microseconds") + "Z"
@@ -140,9 +144,12 @@ class WarcStore:
             record = self._revisit_record(result, date, response_id, digest, original)
         response = self._compress(record)
         request = self._compress(self._request_record(result, date, response_id))
-        blob = response + request
+        members = [response, request]
         if metadata:
-            blob += self._compress(self._metadata_record(result.url, date, response_id, metadata))
+            members.append(
+                self._compress(self._metadata_record(result.url, date, response_id, metadata))
+            )
+        blob = b"".join(members)  # one copy of the pair's bytes, not one per member
         if self._out is None or (self._pairs and self._size + len(blob) > self._max_file_bytes):
             self._open_next()
         name = self._files[-1].name

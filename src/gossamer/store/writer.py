@@ -28,7 +28,7 @@ from pathlib import Path
 
 from gossamer.errors import StoreError
 from gossamer.store.connect import faults
-from gossamer.store.writes import Batch, commit
+from gossamer.store.writes import Batch, UrlIds, commit
 
 __all__ = ["QUEUE_DEPTH", "BatchWriter"]
 
@@ -47,11 +47,13 @@ class BatchWriter:
         *,
         on_fault: Callable[[StoreError], None] | None = None,
         depth: int = QUEUE_DEPTH,
+        ids: UrlIds | None = None,
     ) -> None:
         self._conn = conn  # used by the writer thread only, from here on
         self._path = path
         self._on_fault = on_fault
         self._depth = max(1, depth)
+        self._ids = UrlIds() if ids is None else ids  # the writer thread's alone while it runs
         self._queue: deque[Batch] = deque()  # a batch leaves it once committed
         self._changed = threading.Condition()
         self._submitted = 0  # tickets handed out; batch n has ticket n
@@ -104,7 +106,7 @@ class BatchWriter:
             while (batch := self._next()) is not None:
                 try:
                     with faults("write", self._path):
-                        commit(self._conn, batch)
+                        commit(self._conn, batch, self._ids)
                 except Exception as exc:  # every fault, not only SQLite's, must reach the owner
                     self._failed(exc)
                     return

@@ -10,6 +10,12 @@ statement per row (``executemany``): SQLite then does the work of a chunk in one
 the GIL released throughout, so a writer thread neither hands the GIL back and forth with the
 event loop once per row nor pays Python's per-row overhead. Rows of one statement are applied
 in order, exactly as the same rows one statement each would be.
+
+Links are stored as pairs of ``urls`` ids. :class:`UrlIds` remembers the id of every URL a
+committed batch touched (ids never change once a row exists), so a link between URLs met
+before is one row of two integers: no ``urls`` lookup by text, and no ``INSERT OR IGNORE``
+of a node that is already there. New URLs are inserted in the same order as before, so they
+get the same ids, and the file holds exactly the same rows.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from itertools import chain
 from gossamer.store.connect import transaction
 from gossamer.store.schema import UNFETCHED
 
-__all__ = ["Batch", "commit", "delete_pages", "requeue_unfetched"]
+__all__ = ["Batch", "UrlIds", "commit", "delete_pages", "requeue_unfetched"]
 
 Discovered = tuple[str, str, int, str | None, float, int]  # url, host, depth, ref, time, spilled
 
@@ -45,6 +51,8 @@ INSERT OR IGNORE INTO links (src, dst)
 SELECT s.id, d.id FROM (VALUES {rows}) AS v
 JOIN urls AS s ON s.url = v.column1 JOIN urls AS d ON d.url = v.column2
 """
+_INSERT_LINK_IDS = "INSERT OR IGNORE INTO links (src, dst) VALUES {rows}"
+_SELECT_IDS = "SELECT url, id FROM urls WHERE url IN ({marks})"
 _INSERT_ROBOTS = "INSERT OR REPLACE INTO robots VALUES (?, ?, ?, ?)"
 _INSERT_SITEMAP = "INSERT OR IGNORE INTO sitemaps (url, owner, level, found_at) VALUES (?, ?, ?, ?)"
 _READ_SITEMAP = "UPDATE sitemaps SET entries = ?, error = ? WHERE url = ?"
@@ -109,19 +117,62 @@ class Batch:
         self.domains.extend(later.domains)
 
 
-def commit(conn: sqlite3.Connection, batch: Batch) -> None:
-    """Write ``batch`` in one transaction; on a fault nothing of it is written."""
+KNOWN_IDS = 1 << 16  # URL ids UrlIds keeps per generation (about 10 MB for two)
+
+
+class UrlIds:
+    """The ``urls`` id of URLs that committed batches touched, in two generations of up to
+    ``capacity`` each (a URL found in the old one moves back to the young one).
+
+    Only ids of committed rows are kept: ``commit`` hands them over after its COMMIT, so a
+    batch rolled back leaves nothing behind. Any id kept stays true, since rows of ``urls``
+    are never deleted and their ids never change (``INTEGER PRIMARY KEY``).
+    """
+
+    def __init__(self, capacity: int = KNOWN_IDS) -> None:
+        self._young: dict[str, int] = {}
+        self._old: dict[str, int] = {}
+        self._capacity = max(1, capacity)
+
+    def get(self, url: str) -> int | None:
+        found = self._young.get(url)
+        if found is None:
+            found = self._old.get(url)
+            if found is not None:
+                self._keep(url, found)
+        return found
+
+    def learn(self, ids: dict[str, int]) -> None:
+        for url, found in ids.items():
+            self._keep(url, found)
+
+    def _keep(self, url: str, found: int) -> None:
+        if len(self._young) >= self._capacity:
+            self._old, self._young = self._young, {}
+        self._young[url] = found
+
+
+def commit(conn: sqlite3.Connection, batch: Batch, ids: UrlIds | None = None) -> None:
+    """Write ``batch`` in one transaction; on a fault nothing of it is written.
+
+    ``ids``, kept by the caller from batch to batch, spares lookups of URLs met before."""
+    learned: dict[str, int] = {}
     with transaction(conn):
         _insert(conn, _INSERT_PAGE, batch.pages)
         _insert(conn, _INSERT_DISCOVERED, batch.discovered)
-        _insert(conn, _INSERT_NODE, list(_link_nodes(batch.links)))
-        _insert(conn, _INSERT_LINK, batch.links)
+        if ids is None:
+            _insert(conn, _INSERT_NODE, list(_link_nodes(batch.links)))
+            _insert(conn, _INSERT_LINK, batch.links)
+        else:
+            learned = _insert_links(conn, batch.links, ids)
         conn.executemany(_INSERT_ROBOTS, batch.robots)
         conn.executemany(_SET_META, batch.meta)
         conn.executemany(_INSERT_SITEMAP, batch.sitemaps)
         conn.executemany(_READ_SITEMAP, batch.sitemaps_read)
         _insert(conn, _INSERT_ENTRY, batch.entries)
         conn.executemany(_PUT_DOMAIN, batch.domains)
+    if ids is not None:
+        ids.learn(learned)
 
 
 def requeue_unfetched(conn: sqlite3.Connection) -> None:
@@ -165,10 +216,44 @@ def _statement(template: str, width: int, count: int) -> str:
     return template.replace(_ROWS, ", ".join([row] * count))
 
 
-def _link_nodes(links: list[tuple[str, str]]) -> Iterator[tuple[str]]:
+def _insert_links(
+    conn: sqlite3.Connection, links: list[tuple[str, str]], ids: UrlIds
+) -> dict[str, int]:
+    """Insert the link rows of a batch as id pairs; the ids of the URLs not yet in ``ids``."""
+    if not links:
+        return {}
+    known: dict[str, int] = {}
+    new: list[str] = []
+    for url in _node_urls(links):
+        found = ids.get(url)
+        if found is None:
+            new.append(url)
+        else:
+            known[url] = found
+    learned: dict[str, int] = {}
+    if new:
+        # In order of first appearance, as the plain path inserts them: the same ids.
+        _insert(conn, _INSERT_NODE, [(url,) for url in new])
+        most = min(_CHUNK, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER))
+        done = 0
+        while done < len(new):  # chunks of powers of two, as in ``_insert``
+            count = 1 << (min(most, len(new) - done).bit_length() - 1)
+            query = _SELECT_IDS.format(marks=", ".join(["?"] * count))
+            learned.update(conn.execute(query, new[done : done + count]).fetchall())
+            done += count
+        known.update(learned)
+    _insert(conn, _INSERT_LINK_IDS, [(known[src], known[dst]) for src, dst in links])
+    return learned
+
+
+def _node_urls(links: list[tuple[str, str]]) -> Iterator[str]:
     seen: set[str] = set()
     for pair in links:
         for url in pair:
             if url not in seen:
                 seen.add(url)
-                yield (url,)
+                yield url
+
+
+def _link_nodes(links: list[tuple[str, str]]) -> Iterator[tuple[str]]:
+    return ((url,) for url in _node_urls(links))

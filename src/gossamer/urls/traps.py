@@ -117,13 +117,16 @@ def trap_reason(
     segments = [segment for segment in path.split("/") if segment]
     if len(segments) > max_depth:
         return "trap_too_deep"
-    # max() of the counts, not most_common(1): the same number without a heap.
-    if segments and max(Counter(segments).values()) > max_repeats:
+    # max() of the counts, not most_common(1): the same number without a heap. Nothing can
+    # repeat more than max_repeats times among max_repeats items or fewer: no count needed.
+    if segments and len(segments) > max_repeats and max(Counter(segments).values()) > max_repeats:
         return "trap_repeated_segment"
     if query:
-        keys = Counter(piece.partition("=")[0] for piece in query.split("&") if piece)
-        if keys and max(keys.values()) > max_repeats:
-            return "trap_repeated_parameter"
+        pieces = [piece for piece in query.split("&") if piece]
+        if pieces and len(pieces) > max_repeats:
+            keys = Counter(piece.partition("=")[0] for piece in pieces)
+            if max(keys.values()) > max_repeats:
+                return "trap_repeated_parameter"
     return None
 
 

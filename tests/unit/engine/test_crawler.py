@@ -25,7 +25,7 @@ from gossamer.seeds import parse_seeds
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 from gossamer.store import writer as writer_module
-from gossamer.store.writes import Batch
+from gossamer.store.writes import Batch, UrlIds
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 from gossamer.testweb.model import Role
 
@@ -139,10 +139,12 @@ def test_a_store_fault_stops_the_crawl_and_is_raised(
     commits = iter(range(1_000_000))
     real = writer_module.commit
 
-    def full_disk_after_two(conn: sqlite3.Connection, batch: Batch) -> None:
+    def full_disk_after_two(
+        conn: sqlite3.Connection, batch: Batch, ids: UrlIds | None = None
+    ) -> None:
         if next(commits) >= 2:
             raise sqlite3.OperationalError("database or disk is full")
-        real(conn, batch)
+        real(conn, batch, ids)
 
     monkeypatch.setattr(writer_module, "commit", full_disk_after_two)
     # Small batches, so the writer thread commits (and fails) in the middle of the crawl.

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import surt
 from cdxj_indexer.main import write_cdx_index
 
 from gossamer.errors import StoreError
 from gossamer.fetch.result import FetchResult
-from gossamer.store.cdxj import CdxjWriter, cdxj_line, sort_cdxj, url_key
-from gossamer.store.warc import WarcLocation, WarcStore
+from gossamer.store.cdxj import CdxjWriter, _timestamp, cdxj_line, sort_cdxj, url_key
+from gossamer.store.warc import WarcLocation, WarcStore, warc_date
 
 from .test_warc import fixed_store, sample_results
 
@@ -118,3 +120,57 @@ def test_sort_of_empty_index_is_a_no_op(tmp_path: Path) -> None:
 def test_unwritable_index_raises_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot open CDXJ index"):
         CdxjWriter(tmp_path / "missing" / "index.cdxj")
+
+
+def _surt_or_url(url: str) -> str:
+    try:
+        key: str = surt.surt(url)
+    except (ValueError, AttributeError):
+        return url
+    return key
+
+
+PLAIN_HOSTS = ("a.com", "www.a.com", "www5.a.com", "wwwx.a.com", "www.www.b.org", "h-1.web.test")
+ODD_HOSTS = ("1.2.3.4", "x.1", "0x7f.0.0.1", "123", "017.1.1.1", "www", "a..b", "a.com.", "-a.com")
+SEGMENTS = (
+    "", "a", "A", "Page.HTML", "..", ".", ".hidden", "%41", "%2f", "~u", "a b", "é", "(x)",
+    "a;jsessionid=0123456789abcdef0123456789abcdef", "!$&'*+,=:@", "UPPER", "//",
+)  # fmt: skip
+
+
+def test_the_key_of_every_url_is_what_surt_gives() -> None:
+    # Plain URLs take a shortcut past surt's parser; it must spell exactly surt's key, and
+    # every other URL (ports, escapes, queries, dot segments, IP forms) must still reach surt.
+    rng = random.Random(17)
+    urls = []
+    for host in PLAIN_HOSTS + ODD_HOSTS:
+        for scheme in ("http://", "https://"):
+            urls += [scheme + host, scheme + host + "/"]
+            for _ in range(60):
+                path = "/".join(rng.choice(SEGMENTS) for _ in range(rng.randrange(1, 5)))
+                tail = rng.choice(("", "/", "?", "?b=2&a=1", "#f"))
+                port = rng.choice(("", ":80", ":8080"))
+                urls.append(f"{scheme}{host}{port}/{path}{tail}")
+    alphabet = "aAzZ09-._~!$&'*+,=:@/w"
+    for _ in range(3000):
+        host = "".join(rng.choice("abw019-.") for _ in range(rng.randrange(1, 10)))
+        path = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 16)))
+        www = rng.choice(("", "www.", "www7."))
+        port = rng.choice(("", ":80", ":443", ":18080", ":65535", ":65536", ":080", ":0"))
+        urls.append(f"{rng.choice(('http', 'https'))}://{www}{host}{port}/{path}")
+    assert [url_key(url) for url in urls] == [_surt_or_url(url) for url in urls]
+
+
+def test_dates_are_spelt_as_datetime_spells_them() -> None:
+    # WARC-Date and the 14-digit timestamp share one spelling per second; microseconds are
+    # rounded as datetime.fromtimestamp rounds them, carry to the next second included.
+    rng = random.Random(3)
+    times = [0.0, 0.9999995, 1.9999995, 1764000000.9999996, 1764000000.0000025, -0.5, -1.9999996]
+    for _ in range(20_000):
+        whole = rng.randrange(0, 4_000_000_000)
+        times.append(whole + rng.random())
+        times.append(whole + rng.choice((0.9999995, 0.0000005, 0.4999995, 0.0000015)))
+    for moment in times:
+        spelt = datetime.fromtimestamp(moment, tz=UTC).replace(tzinfo=None)
+        assert warc_date(moment) == spelt.isoformat(timespec="microseconds") + "Z"
+        assert _timestamp(moment) == spelt.strftime("%Y%m%d%H%M%S")

@@ -13,7 +13,7 @@ import pytest
 from gossamer.errors import StoreError
 from gossamer.store import writer as writer_module
 from gossamer.store.metadata import MetadataDB
-from gossamer.store.writes import Batch
+from gossamer.store.writes import Batch, UrlIds
 
 from .test_metadata import row
 
@@ -32,10 +32,10 @@ class Gate:
         self.commits = 0
         real = writer_module.commit
 
-        def held(conn: sqlite3.Connection, batch: Batch) -> None:
+        def held(conn: sqlite3.Connection, batch: Batch, ids: UrlIds | None = None) -> None:
             assert threading.current_thread().name == "gossamer-db-writer"
             self.open.wait()
-            real(conn, batch)
+            real(conn, batch, ids)
             self.commits += 1
 
         monkeypatch.setattr(writer_module, "commit", held)
@@ -125,10 +125,10 @@ def test_a_fault_reaches_the_owner_and_the_rows_are_kept_for_a_retry(
     real = writer_module.commit
     failures = iter([True])
 
-    def full_once(conn: sqlite3.Connection, batch: Batch) -> None:
+    def full_once(conn: sqlite3.Connection, batch: Batch, ids: UrlIds | None = None) -> None:
         if next(failures, False):
             raise sqlite3.OperationalError("database or disk is full")
-        real(conn, batch)
+        real(conn, batch, ids)
 
     monkeypatch.setattr(writer_module, "commit", full_once)
     heard: list[StoreError] = []

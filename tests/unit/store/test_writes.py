@@ -7,8 +7,10 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+import pytest
+
 from gossamer.store.metadata import MetadataDB
-from gossamer.store.writes import Batch, commit
+from gossamer.store.writes import Batch, UrlIds, commit
 
 # The same rows one statement each: what the chunked statements must be equivalent to.
 ONE_BY_ONE = {
@@ -57,8 +59,9 @@ def test_chunked_statements_match_one_statement_per_row(tmp_path: Path) -> None:
     MetadataDB(chunked).close()
     MetadataDB(single).close()
     with closing(sqlite3.connect(chunked, isolation_level=None)) as conn:
+        ids = UrlIds(capacity=50)  # small: URLs age out and are looked up again
         for batch in batches:
-            commit(conn, batch)
+            commit(conn, batch, ids)
     with closing(sqlite3.connect(single, isolation_level=None)) as conn:
         for batch in batches:
             nodes = dict.fromkeys(url for pair in batch.links for url in pair)
@@ -69,3 +72,35 @@ def test_chunked_statements_match_one_statement_per_row(tmp_path: Path) -> None:
                 conn.executemany(ONE_BY_ONE["links"], batch.links)
     assert dump(chunked) == dump(single)
     assert dump(chunked)[2]  # links were written
+
+
+def test_link_rows_by_remembered_ids_match_rows_by_url(tmp_path: Path) -> None:
+    rng = random.Random(11)
+    batches = [random_batch(rng, size) for size in (5, 300, 40, 600, 2)]
+    by_id, by_url = tmp_path / "by_id.db", tmp_path / "by_url.db"
+    MetadataDB(by_id).close()
+    MetadataDB(by_url).close()
+    with closing(sqlite3.connect(by_id, isolation_level=None)) as conn:
+        ids = UrlIds()
+        for batch in batches:
+            commit(conn, batch, ids)
+    with closing(sqlite3.connect(by_url, isolation_level=None)) as conn:
+        for batch in batches:
+            commit(conn, batch)
+    assert dump(by_id) == dump(by_url)  # the same ids, in the same order
+
+
+def test_a_rolled_back_batch_leaves_no_id_behind(tmp_path: Path) -> None:
+    path = tmp_path / "crawl.db"
+    MetadataDB(path).close()
+    ids = UrlIds()
+    bad = Batch(links=[("http://a.test/", "http://b.test/")], robots=[("x", 1, b"", 0.0, 9)])  # type: ignore[list-item]
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        with pytest.raises(sqlite3.ProgrammingError):
+            commit(conn, bad, ids)  # five values for four columns: the COMMIT never runs
+        assert ids.get("http://a.test/") is None
+        commit(conn, Batch(links=[("http://c.test/", "http://a.test/")]), ids)
+        assert (
+            ids.get("http://a.test/")
+            == conn.execute("SELECT id FROM urls WHERE url = 'http://a.test/'").fetchone()[0]
+        )
