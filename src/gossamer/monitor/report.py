@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import html
 import os
-import secrets
 import time
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from gossamer.errors import StoreError
 from gossamer.monitor import charts
 from gossamer.stats import CrawlStats
 from gossamer.store.reports import REPORTS_FOLDER, summary_line
+from gossamer.store.tempfiles import create_beside
 
 __all__ = ["REPORT_FILE", "report_html", "write_report"]
 
@@ -93,9 +93,7 @@ def write_report(directory: Path, stats: CrawlStats, now: float | None = None) -
     page = report_html(stats, now).encode("utf-8")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        # Created as the other reports are: the mode the umask leaves of rw-rw-rw-.
-        temp = folder / f".{REPORT_FILE}.{secrets.token_hex(6)}.tmp"
-        handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        handle, temp = create_beside(target)  # as readable as the other reports
         try:
             with os.fdopen(handle, "wb") as out:
                 out.write(page)

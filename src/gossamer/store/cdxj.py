@@ -15,7 +15,6 @@ import heapq
 import json
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, suppress
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ from typing import Any, TextIO
 from gossamer.errors import StoreError
 from gossamer.fetch.result import FetchResult
 from gossamer.store.stamps import iso_second, split_time
+from gossamer.store.tempfiles import create_beside
 from gossamer.store.warc import WarcLocation, payload_digest
 
 __all__ = ["CdxjWriter", "Keep", "cdxj_line", "parse_cdxj_line", "prune_cdxj", "sort_cdxj"]
@@ -304,11 +304,12 @@ def _read_lines(source: TextIO, limit: int) -> list[str]:
 
 
 def _write_temp(folder: Path, lines: Iterable[str]) -> Path:
-    handle, name = tempfile.mkstemp(dir=folder, prefix=".cdxj-sort-", suffix=".tmp")
+    # Not mkstemp: the merged run becomes index.cdxj, which must be as readable as the rest.
+    handle, name = create_beside(folder / "index.cdxj", "-sort")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
             out.writelines(lines)
     except OSError:
-        Path(name).unlink(missing_ok=True)
+        name.unlink(missing_ok=True)
         raise
-    return Path(name)
+    return name

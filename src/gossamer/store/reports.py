@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from gossamer.errors import StoreError
 from gossamer.stats import CrawlStats
 from gossamer.store.domains import DomainRow, domain_rows
 from gossamer.store.reads import CrawlReads
+from gossamer.store.tempfiles import create_beside
 from gossamer.urls import origin_of
 
 __all__ = ["summary_line", "write_reports"]
@@ -153,7 +153,7 @@ def _domain_lines(rows: Iterable[DomainRow]) -> Iterator[str]:
 def _replace(path: Path, lines: Iterable[str]) -> None:
     """Write ``lines`` to ``path`` atomically: temp file, fsync, rename."""
     try:
-        handle, temp = _create_temp(path)
+        handle, temp = create_beside(path)
     except OSError as exc:
         raise StoreError(f"cannot write report {path}: {exc.strerror}") from exc
     try:
@@ -168,17 +168,6 @@ def _replace(path: Path, lines: Iterable[str]) -> None:
     finally:
         # Still there only if something failed before the rename (a StoreError included).
         temp.unlink(missing_ok=True)
-
-
-def _create_temp(path: Path) -> tuple[int, Path]:
-    """A new file beside ``path``, open for writing, with the mode an ordinary ``open`` gives
-    (``0o666`` less the umask, as the WARC files get); never an existing file."""
-    while True:
-        temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-        try:
-            return os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), temp
-        except FileExistsError:
-            continue
 
 
 def _human_bytes(count: int) -> str:

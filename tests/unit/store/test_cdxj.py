@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import random
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -174,3 +176,17 @@ def test_dates_are_spelt_as_datetime_spells_them() -> None:
         spelt = datetime.fromtimestamp(moment, tz=UTC).replace(tzinfo=None)
         assert warc_date(moment) == spelt.isoformat(timespec="microseconds") + "Z"
         assert _timestamp(moment) == spelt.strftime("%Y%m%d%H%M%S")
+
+
+def test_the_sorted_index_is_as_readable_as_an_ordinary_file(tmp_path: Path) -> None:
+    # A private temp file renamed into place would leave index.cdxj mode 0600.
+    path = tmp_path / "index.cdxj"
+    path.write_text("b 2 {}\na 1 {}\n")
+    before = os.umask(0o022)
+    try:
+        sort_cdxj(path)
+    finally:
+        os.umask(before)
+    assert path.read_text() == "a 1 {}\nb 2 {}\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.cdxj"]
