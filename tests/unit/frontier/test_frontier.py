@@ -489,10 +489,10 @@ def test_more_rows_on_disk_than_counted_are_all_crawled() -> None:
     assert frontier.exhausted and frontier.pending == 0
 
 
-def test_deferral_ends_a_grace_after_the_first_failure_or_from_now() -> None:
+def test_deferral_ends_a_grace_after_the_first_failure_or_now() -> None:
     clock = Clock()
-    frontier, _ = make(clock, delay=0.0, robots_retry_delay=100.0)
-    assert frontier.deferral_ends(30.0) == clock.now + 30.0  # nothing deferred
+    frontier, _ = make(clock, delay=0.0, robots_retry_delay=20.0)
+    assert frontier.deferral_ends(30.0) == clock.now  # nothing deferred: nothing to wait for
     frontier.add(job("http://a", "/"))
     robots = frontier.pop_ready()
     assert robots is not None
@@ -500,7 +500,8 @@ def test_deferral_ends_a_grace_after_the_first_failure_or_from_now() -> None:
     frontier.done(robots, success=False)
     failed_at = clock.now
     clock.now += 7.0
-    assert frontier.deferral_ends(30.0) == failed_at + 30.0
+    assert frontier.deferral_ends(30.0) == failed_at + 30.0  # the retry at +20 is within
+    assert frontier.deferral_ends(10.0) == clock.now  # a retry past the grace: not waited for
 
 
 def test_dropping_deferred_hosts_keeps_the_others_work() -> None:
