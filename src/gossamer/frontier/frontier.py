@@ -342,9 +342,11 @@ class Frontier:
     def deferred_only(self) -> bool:
         """True when nothing is in flight or ready and every waiting host waits only to retry
         an unavailable robots.txt: the crawl would idle for those retries alone."""
-        if self._in_flight or self._ready or not self._sleeping:
+        if self._in_flight or self._ready:
             return False
-        return all(self._hosts[key].deferred for _, _, key in self._sleeping)
+        # A host whose work was dropped may still sit in the heap until its time comes.
+        waiting = [host for _, _, key in self._sleeping if (host := self._hosts[key]).has_work]
+        return bool(waiting) and all(host.deferred for host in waiting)
 
     def deferral_ends(self, grace: float) -> float:
         """When the crawl stops waiting for deferred origins: each gets ``grace`` seconds from

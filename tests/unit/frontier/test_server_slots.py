@@ -226,3 +226,8 @@ def test_a_deferred_origin_whose_retry_comes_after_its_grace_is_not_waited_for()
     assert frontier.deferred_only()
     assert frontier.deferral_ends(30.0) == 1000.0  # now
     assert frontier.deferral_ends(90.0) == 1090.0  # a grace that reaches the retry
+    assert frontier.drop_deferred() == ["http://down.test"]
+    # Dropped, the host still sleeps in the heap until its retry time, with no work: the
+    # crawl is no longer "waiting for deferred hosts" (a worker would spin on it).
+    assert not frontier.deferred_only()
+    assert frontier.exhausted
