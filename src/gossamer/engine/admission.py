@@ -21,6 +21,7 @@ from typing import Protocol
 from gossamer.config import ScopeConfig
 from gossamer.engine.partition import Part
 from gossamer.frontier import Admission, Job
+from gossamer.generations import Generations
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 from gossamer.urls import host_of
@@ -83,8 +84,8 @@ class Admitter:
         self._part = part  # set when this crawler is one worker of a partitioned crawl
         # Kept by the worker that owns a host: it sees every URL of that host, whoever found it.
         self._families = TrapFamilies(scope.max_family) if scope.max_family is not None else None
-        self._known: dict[str, _Facts] = {}  # URL as found -> what the rules say of it
-        self._older: dict[str, _Facts] = {}  # the generation before
+        # URL as found -> what the rules say of it, for links met on page after page.
+        self._known: Generations[str, _Facts] = Generations(KNOWN_URLS)
 
     def admit(
         self,
@@ -96,10 +97,7 @@ class Admitter:
         fallbacks: tuple[str, ...] = (),
     ) -> bool:
         """Apply the scope rules and queue ``url`` if it is new; True if it was queued."""
-        facts = self._known.get(url)
-        if facts is None:
-            facts = self._older.pop(url, None) or self._learn(url)
-            self._remember(url, facts)
+        facts = self._known.get_or(url, self._learn)
         host = facts.host
         if facts.stripped:
             # Before dedup: a fresh session id in every link would make every URL new.
@@ -146,11 +144,6 @@ class Admitter:
         )
         family = family_key(stripped) if self._families is not None and trap is None else None
         return _Facts(stripped, host_of(url), stripped != url, trap, family)
-
-    def _remember(self, url: str, facts: _Facts) -> None:
-        if len(self._known) >= KNOWN_URLS:
-            self._older, self._known = self._known, {}
-        self._known[url] = facts
 
     def _seen(self, facts: _Facts) -> bool:
         if not facts.seen:

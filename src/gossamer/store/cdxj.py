@@ -17,7 +17,6 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, suppress
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -74,12 +73,7 @@ def cdxj_line(result: FetchResult, location: WarcLocation) -> str:
 
 def _timestamp(epoch_seconds: float) -> str:
     """The 14-digit UTC timestamp of a line (what ``%Y%m%d%H%M%S`` gives, sooner)."""
-    second = split_time(epoch_seconds)[0]
-    if second >= 0:
-        iso = iso_second(second)  # YYYY-MM-DDTHH:MM:SS, shared with the WARC-Date
-    else:
-        moment = datetime.fromtimestamp(epoch_seconds, tz=UTC).replace(tzinfo=None)
-        iso = moment.isoformat(timespec="seconds")
+    iso = iso_second(split_time(epoch_seconds)[0])  # YYYY-MM-DDTHH:MM:SS, as the WARC-Date
     return iso[0:4] + iso[5:7] + iso[8:10] + iso[11:13] + iso[14:16] + iso[17:19]
 
 

@@ -28,12 +28,12 @@ def split_time(epoch_seconds: float) -> tuple[int, int]:
     return int(whole), micro
 
 
-_last_second: tuple[int, str] = (-1, "")  # the last second spelt, and its spelling
+_last_second: tuple[int | None, str] = (None, "")  # the last second spelt, and its spelling
 
 
 def iso_second(second: int) -> str:
-    """``YYYY-MM-DDTHH:MM:SS`` (UTC) of a whole second since the epoch. The exchanges of one
-    second share it, so the last one is kept."""
+    """``YYYY-MM-DDTHH:MM:SS`` (UTC) of a whole second since the epoch (before it too). The
+    exchanges of one second share it, so the last one is kept."""
     global _last_second  # noqa: PLW0603 - a one-entry cache; a stale entry is only a miss
     last = _last_second
     if last[0] == second:

@@ -24,7 +24,6 @@ __all__ = [
     "digest_text",
     "http_block",
     "metadata_record",
-    "new_record_id",
     "record_ids",
     "request_record",
     "response_record",
@@ -57,10 +56,6 @@ def record_ids(count: int) -> list[str]:
         h = raw[start : start + 16].hex()
         ids.append(f"<urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}>")
     return ids
-
-
-def new_record_id() -> str:
-    return record_ids(1)[0]
 
 
 class RecordIds:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from itertools import chain
 
+from gossamer.generations import Generations
 from gossamer.store.connect import transaction
 from gossamer.store.schema import UNFETCHED
 
@@ -122,7 +123,7 @@ KNOWN_IDS = 1 << 16  # URL ids UrlIds keeps per generation (about 10 MB for two)
 
 class UrlIds:
     """The ``urls`` id of URLs that committed batches touched, in two generations of up to
-    ``capacity`` each (a URL found in the old one moves back to the young one).
+    ``capacity`` each (``generations.Generations``).
 
     Only ids of committed rows are kept: ``commit`` hands them over after its COMMIT, so a
     batch rolled back leaves nothing behind. Any id kept stays true, since rows of ``urls``
@@ -130,26 +131,14 @@ class UrlIds:
     """
 
     def __init__(self, capacity: int = KNOWN_IDS) -> None:
-        self._young: dict[str, int] = {}
-        self._old: dict[str, int] = {}
-        self._capacity = max(1, capacity)
+        self._ids: Generations[str, int] = Generations(capacity)
 
     def get(self, url: str) -> int | None:
-        found = self._young.get(url)
-        if found is None:
-            found = self._old.get(url)
-            if found is not None:
-                self._keep(url, found)
-        return found
+        return self._ids.get(url)
 
     def learn(self, ids: dict[str, int]) -> None:
         for url, found in ids.items():
-            self._keep(url, found)
-
-    def _keep(self, url: str, found: int) -> None:
-        if len(self._young) >= self._capacity:
-            self._old, self._young = self._young, {}
-        self._young[url] = found
+            self._ids.put(url, found)
 
 
 def commit(conn: sqlite3.Connection, batch: Batch, ids: UrlIds | None = None) -> None:

@@ -17,6 +17,8 @@ from collections.abc import Callable
 
 from ada_url import join_url, parse_url
 
+from gossamer.generations import Generations
+
 __all__ = [
     "KNOWN_LINKS",
     "CanonicalLinks",
@@ -148,9 +150,7 @@ class CanonicalLinks:
     """
 
     def __init__(self, capacity: int = KNOWN_LINKS) -> None:
-        self._young: dict[tuple[str, str], str | None] = {}
-        self._old: dict[tuple[str, str], str | None] = {}
-        self._capacity = max(1, capacity)
+        self._known: Generations[tuple[str, str], str | None] = Generations(capacity)
 
     def for_page(self, base: str) -> Callable[[str], str | None]:
         """``canonical_link(href, base)`` for the links of one page whose base URL (an
@@ -168,17 +168,6 @@ class CanonicalLinks:
                 if href not in page:
                     page[href] = canonical_link(href, base)
                 return page[href]
-            try:
-                return self._young[key]
-            except KeyError:
-                pass
-            url = self._old[key] if key in self._old else canonical_link(href, base)
-            self._keep(key, url)
-            return url
+            return self._known.get_or(key, lambda _: canonical_link(href, base))
 
         return canonical
-
-    def _keep(self, key: tuple[str, str], url: str | None) -> None:
-        if len(self._young) >= self._capacity:
-            self._old, self._young = self._young, {}
-        self._young[key] = url
