@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import NamedTuple
 
 from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser, LexborNode
@@ -139,32 +140,39 @@ def _collect_links(
     refresh: str | None,
     page_nofollow: bool,
 ) -> tuple[Link, ...]:
-    # URL -> nofollow. A URL stays nofollow only if every occurrence says so, because
-    # one followable link is enough for a crawler to reach the page.
-    found: dict[str, bool] = {}
+    # A page repeats its links (navigation, "read more"): each distinct href is put in
+    # canonical form once. href -> nofollow, which stays True only if every occurrence says
+    # so, because one followable link is enough for a crawler to reach the page.
+    hrefs: dict[str, bool] = {}
     for node in nodes:
         # One dict of the node's attributes is cheaper than two lookups that may miss.
         attrs = node.attributes
         href = attrs.get("href")
         if href is None:
             continue
-        url = canonical(href)  # repeated navigation links are parsed only once
-        if url is None:
-            continue
         rel = attrs.get("rel")
         nofollow = page_nofollow or (rel is not None and "nofollow" in rel.lower().split())
+        if hrefs.get(href, True):
+            hrefs[href] = nofollow
+    if refresh is not None and refresh not in hrefs:
+        hrefs[refresh] = page_nofollow  # after the page's own links, as the last link
+    # The same merge per URL, in order of first occurrence: hrefs that differ may name one URL.
+    found: dict[str, bool] = {}
+    for href, nofollow in hrefs.items():
+        url = canonical(href)
+        if url is None:
+            continue
         if url in found:
             found[url] = found[url] and nofollow
         elif len(found) < MAX_LINKS:
             found[url] = nofollow
         else:
-            # Full: the remaining links of a hostile page are not worth parsing.
-            break
-    if refresh is not None and len(found) < MAX_LINKS:
-        url = canonical(refresh)
-        if url is not None and url not in found:
-            found[url] = page_nofollow
-    return tuple(map(Link._make, found.items()))
+            break  # full: the remaining links of a hostile page are not worth parsing
+    return tuple(map(_new_link, found.items()))
+
+
+# Builds a Link from a (url, nofollow) pair without a Python-level call per link.
+_new_link = partial(tuple.__new__, Link)
 
 
 def parse_html(
