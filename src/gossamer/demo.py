@@ -21,6 +21,7 @@ from pathlib import Path
 
 from gossamer.config import CrawlConfig, PolitenessConfig, ScopeConfig
 from gossamer.engine import Crawler
+from gossamer.engine.collector import crawl_collector
 from gossamer.engine.workers import run_workers
 from gossamer.errors import StoreError
 from gossamer.index import build_index
@@ -99,10 +100,11 @@ def run_demo(out: Path, *, hosts: int, pages: int) -> int:
         print(f"test web: {hosts} hosts on 127.0.0.1:{server.port}; seeds in {seeds_file}")
         config = demo_config(seeds_file, out)
         seeds = parse_seeds(seeds_file.read_text(encoding="utf-8"))
-        if config.workers > 1:  # one crawler process per usable core, as `gossamer crawl`
-            reason = run_workers(config, seeds, config.workers).reason
-        else:
-            reason = asyncio.run(Crawler(config, seeds).run()).reason
+        with crawl_collector():
+            if config.workers > 1:  # one crawler process per usable core, as `gossamer crawl`
+                reason = run_workers(config, seeds, config.workers).reason
+            else:
+                reason = asyncio.run(Crawler(config, seeds).run()).reason
         report = server.audit.report(web.expected(server.port))
     print((out / "reports" / "stats.txt").read_text(encoding="utf-8").rstrip())
     print(f"stopped: {reason}")

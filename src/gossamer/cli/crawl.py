@@ -20,6 +20,7 @@ from gossamer.cli.distributed import add_frontier_flags, print_result, shared_of
 from gossamer.cli.flags import int_between, path, pipeline_spec, positive_int, seconds
 from gossamer.config import CrawlConfig, requested, settle
 from gossamer.engine import Crawler
+from gossamer.engine.collector import crawl_collector
 from gossamer.engine.workers import run_workers
 from gossamer.errors import ConfigError, escaped
 from gossamer.plan import CrawlPlan, begin_crawl, plan_crawl
@@ -202,9 +203,10 @@ def _crawl(config: CrawlConfig, seeds: SeedList, args: argparse.Namespace) -> st
     """Run the crawl in this process or in ``config.workers``; why it stopped."""
     if args.engine == "threads":
         return run_study_crawl(config, seeds, args)
-    if config.workers > 1:
-        return run_workers(config, seeds, config.workers).reason
-    return asyncio.run(Crawler(config, seeds).run()).reason
+    with crawl_collector():
+        if config.workers > 1:
+            return run_workers(config, seeds, config.workers).reason
+        return asyncio.run(Crawler(config, seeds).run()).reason
 
 
 def run_shared_crawl(args: argparse.Namespace) -> int:

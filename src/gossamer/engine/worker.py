@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from gossamer.config import config_from_json
+from gossamer.engine.collector import crawl_collector
 from gossamer.engine.crawler import Crawler
 from gossamer.engine.partition import Part
 from gossamer.engine.resume import carried_fields
@@ -79,7 +80,8 @@ def worker_main(  # noqa: PLR0917 - a process target takes its arguments positio
     error = ""
     snapshot: dict[str, object] = {}
     try:
-        outcome = asyncio.run(Crawler(config, seeds, part=part).run())
+        with crawl_collector():
+            outcome = asyncio.run(Crawler(config, seeds, part=part).run())
         snapshot = outcome.stats.snapshot() | carried_fields(outcome.stats)
         snapshot["reason"] = outcome.reason
     except SeedError:
