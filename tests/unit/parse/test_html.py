@@ -112,6 +112,26 @@ def test_base_without_href_is_ignored() -> None:
     assert page.base_url == "https://www.example.com/b/"
 
 
+def test_spellings_of_one_url_merge_as_one_link() -> None:
+    # Different hrefs, one canonical URL: one link, at its first occurrence, followable if any
+    # occurrence of any spelling is.
+    html = (
+        '<a href="/b">b</a><a href="/a" rel=nofollow>1</a>'
+        '<a href="https://www.example.com/a" rel=nofollow>2</a><a href="/a#top">3</a>'
+        '<a href="/c" rel=nofollow>c</a><a href="/%63" rel=nofollow>c again</a>'
+    )
+    assert _parse(html).links == (
+        Link("https://www.example.com/b", nofollow=False),
+        Link("https://www.example.com/a", nofollow=False),
+        Link("https://www.example.com/c", nofollow=True),
+    )
+
+
+def test_the_link_cap_counts_urls_not_spellings() -> None:
+    spellings = "".join(f'<a href="/p{i}">x</a><a href="/p{i}#x">y</a>' for i in range(MAX_LINKS))
+    assert len(_urls(spellings + '<a href="/one-too-many">z</a>')) == MAX_LINKS
+
+
 # --- meta refresh --------------------------------------------------------------------
 
 
