@@ -302,7 +302,9 @@ def gossamer_argv(  # noqa: PLR0917 - one knob each, as the CLI has them
     concurrency: int,
     workers: int = 1,
     delay: float = 0.0,
+    src: Path | None = None,
 ) -> list[str]:
+    """``gossamer crawl`` with these knobs; ``src``: the crawler's src folder (None: the tree)."""
     config = out.parent / "gossamer.toml"
     # Same politeness as the Scrapy side: one request per host at a time, no delay (the
     # latency scenario may set one).
@@ -321,9 +323,16 @@ def gossamer_argv(  # noqa: PLR0917 - one knob each, as the CLI has them
         "--config",
         str(config),
     ]
-    if workers > 1:  # 1 is the single-process crawler; older commits lack the option
+    if workers > 1 or takes_workers(src):  # --workers defaults to one per core since 26fc621
         argv += ["--workers", str(workers)]
     return [*argv, "--max-pages", str(budget)] if budget else argv
+
+
+def takes_workers(src: Path | None) -> bool:
+    """Whether the crawler in ``src`` (None: the working tree) has ``--workers``; commits
+    before it have only the single-process crawler."""
+    crawl_cli = (src or HERE.parent / "src") / "gossamer" / "cli" / "crawl.py"
+    return '"--workers"' in crawl_cli.read_text(encoding="utf-8")
 
 
 def scrapy_argv(
@@ -442,7 +451,7 @@ def crawl_timed(
         seeds = run_dir / "seeds.txt"
         seeds.write_text("".join(f"{url}\n" for url in site.seeds()), encoding="utf-8")
         if crawler == "gossamer":
-            argv = gossamer_argv(seeds, out, budget, concurrency, workers, delay)
+            argv = gossamer_argv(seeds, out, budget, concurrency, workers, delay, gossamer_src)
             if gossamer_src is not None:
                 env["PYTHONPATH"] = str(gossamer_src)
         else:
@@ -866,7 +875,9 @@ def profile(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             seeds = work / "seeds.txt"
             seeds.write_text("".join(f"{url}\n" for url in site.seeds()), encoding="utf-8")
             if crawler == "gossamer":
-                crawl = gossamer_argv(seeds, out, args.budget, args.concurrency)
+                crawl = gossamer_argv(
+                    seeds, out, args.budget, args.concurrency, src=args.gossamer_src
+                )
                 if args.gossamer_src is not None:
                     env["PYTHONPATH"] = str(args.gossamer_src)
             else:
