@@ -10,6 +10,10 @@ until the rows cut when the report was asked for are committed (the writer threa
 busy with them), then reads in one transaction, so the lists of crawled and not crawled URLs
 come from one state of the database.
 
+A rewrite reads every row, so its cost grows with the crawl: the period grows with it
+(:func:`report_period`), keeping the report thread's share of the time near a tenth at most,
+so a crawl of millions of pages is not slowed by rewriting lists every 30 seconds.
+
 When the crawl ends, :meth:`Reporter.write_charts` (or ``report_now(final=True)``) adds
 ``reports/report.html``, the report with charts (``monitor/report.py``), on the same thread:
 matplotlib is imported there and then, never at the crawl's start.
@@ -20,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -30,9 +35,18 @@ from gossamer.stats import CrawlStats
 from gossamer.store import CrawlRecords, MetadataDB, write_reports
 from gossamer.store.domains import DomainRow
 
-__all__ = ["Reporter", "report_now"]
+__all__ = ["REPORT_SHARE", "Reporter", "report_now", "report_period"]
 
 log = logging.getLogger(__name__)
+
+REPORT_SHARE = 0.1  # of the crawl's time, at most, spent rewriting the periodic reports
+
+
+def report_period(interval: float, took: float) -> float:
+    """Seconds until the next periodic report, after one that took ``took`` seconds: the
+    configured ``interval``, or longer when rewriting the reports took more than
+    ``REPORT_SHARE`` of the time between them."""
+    return max(interval, took * (1 - REPORT_SHARE) / REPORT_SHARE)
 
 
 class Reporter:
@@ -58,10 +72,14 @@ class Reporter:
         self._thread.shutdown(wait=True)
 
     async def every(self, interval: float, ending: asyncio.Event) -> None:
-        """Rewrite the reports every ``interval`` seconds until ``ending`` is set; a fault
-        ends it with ``StoreError``."""
-        while not await _set_within(ending, seconds=interval):
+        """Rewrite the reports every ``interval`` seconds (longer once a rewrite takes more than
+        a tenth of that, see :func:`report_period`) until ``ending`` is set; a fault ends it
+        with ``StoreError``."""
+        wait = interval
+        while not await _set_within(ending, seconds=wait):
+            started = time.monotonic()
             await self.write()
+            wait = report_period(interval, time.monotonic() - started)
 
     async def write(self, *, ended: bool = False) -> None:
         """Rewrite every report, and save the domain registry and the statistics snapshot

@@ -39,7 +39,7 @@ from gossamer.config import CrawlConfig, config_to_json
 from gossamer.engine.budget import PageBudget
 from gossamer.engine.fleet import Fleet
 from gossamer.engine.partition import owner
-from gossamer.engine.reporter import report_now
+from gossamer.engine.reporter import report_now, report_period
 from gossamer.engine.resume import (
     CrawlLock,
     holds_crawl,
@@ -355,16 +355,19 @@ def _coordinate(
     open_links = set(links)
     sentinels = {process.sentinel: k for k, process in enumerate(processes)}
     interval, report = reports
+    period = interval  # grows when a report takes long (``report_period``)
     last_report = time.monotonic()
     try:
         while len(coordinator.done) < len(processes):
-            if time.monotonic() - last_report >= interval:
+            if time.monotonic() - last_report >= period:
+                started = time.monotonic()
                 with contextlib.suppress(StoreError):
                     report()
                 last_report = time.monotonic()
+                period = report_period(interval, last_report - started)
             # The timeout is the report timer; every other wake-up is a message or an exit.
             waited: list[Connection | int] = [*open_links, *sentinels, control]
-            ready = multiprocessing.connection.wait(waited, timeout=interval)
+            ready = multiprocessing.connection.wait(waited, timeout=period)
             for link in ready:
                 if isinstance(link, Connection):
                     _receive(coordinator, link, open_links)
