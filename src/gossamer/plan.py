@@ -6,7 +6,8 @@ continues that crawl; a command with other seeds or other settings is refused wi
 naming the difference, instead of silently merging two crawls into one folder. Resuming
 (``--resume DIR``, or ``--out DIR`` without a seeds file) takes the stored settings; of the
 flags given, only a longer time limit and a larger page target may change them (and display
-settings, which are not part of the crawl), and ``crawl.json`` then records what applies.
+settings and the number of worker processes, which are not part of what is crawled), and
+``crawl.json`` then records what applies.
 
 Everything is checked here, before anything is written: a bad flag, seeds file or
 ``--resolve`` entry leaves no ``crawl.json`` behind. Then :func:`begin_crawl` writes what must
@@ -29,8 +30,11 @@ from gossamer.seeds import Seed, SeedList, read_seeds
 
 __all__ = ["CrawlPlan", "begin_crawl", "plan_crawl", "prepare_out"]
 
-# Settings that change how a crawl is shown, not what it fetches.
-_DISPLAY = frozenset({"progress", "report_interval"})
+# Settings that change how a crawl is shown or run, not what it fetches. The worker processes
+# may change: each restores the hosts it owns by hash, whatever their number before, so a
+# folder moves between machines of different core counts (``--workers`` defaults to one per
+# core), and a user may resume with more or fewer.
+_DISPLAY = frozenset({"progress", "report_interval", "workers"})
 # Settings a resumed crawl may raise: it then simply goes on for longer.
 _MAY_GROW = frozenset({"max_pages", "time_limit"})
 _SHOWN_DIFFERENCES = 3

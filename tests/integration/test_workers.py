@@ -167,3 +167,62 @@ def test_kill_9_of_the_coordinator_then_resume(tmp_path: Path) -> None:
                         refused.add(url)
     twice = [u for u, n in stored.items() if n > 1 and "/robots" not in u and u not in refused]
     assert twice == []
+
+
+def test_resumed_with_other_numbers_of_workers_after_a_kill(tmp_path: Path) -> None:
+    # 2 workers to a page target; 2 again, killed mid-crawl (their indexes left unmerged);
+    # one process; then 3 workers to the end. Each run's workers own the hosts by hash of
+    # their own number, and the folder ends as one uninterrupted crawl would leave it.
+    web = build_web(WebSpec(seed=6, hosts=16, pages_per_host=30, latency=0.003))
+    with ThreadedTestWeb(web) as site:
+        seeds, config, out = prepare(site, tmp_path, "[scope]\nmax_depth = 25\n")
+        common = ["--resolve", RESOLVE, "--config", str(config), "--concurrency", "4"]
+        first = crawl(seeds, "--out", out, *common, "--workers", "2", "--max-pages", "80")
+        assert first.returncode == 0, first.stderr
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gossamer", "-vv", "crawl", "--resume", str(out),
+             "--workers", "2", "--max-pages", "300"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        assert proc.stderr is not None
+        fetched = 0
+        for line in proc.stderr:
+            if "fetched url=" in line:
+                fetched += 1
+                if fetched == 60:
+                    proc.kill()
+                    break
+        proc.communicate(timeout=60)
+        assert list(out.glob("index-w*.cdxj"))  # the kill left the workers' indexes
+        alone = crawl("--resume", out, "--workers", "1", "--max-pages", "400")
+        assert alone.returncode == 0, alone.stderr
+        assert not list(out.glob("index-w*.cdxj"))  # merged by the one process
+        three = crawl("--resume", out, "--workers", "3", "--max-pages", "100000")
+        assert three.returncode == 0, three.stderr
+        report = site.report()
+        requests = Counter(site.audit.fetched())
+    assert report.missing == ()
+    assert report.concurrent_violations == 0
+    assert report.robots_violations == 0
+    assert json.loads((out / "crawl.json").read_text())["config"]["workers"] == 3
+    stored: Counter[str] = Counter()
+    warcs = sorted((out / "warc").glob("*.warc.gz"))
+    assert {p.name.split("-")[1] for p in warcs} >= {"w0", "w1", "w2"}
+    for path in warcs:
+        assert subprocess.run([WARCIO, "check", str(path)], check=False).returncode == 0
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type in ("response", "revisit"):
+                    stored[record.rec_headers.get_header("WARC-Target-URI")] += 1
+    conn = sqlite3.connect(out / "crawl.db")
+    rows = {u for (u,) in conn.execute("SELECT url FROM pages WHERE warc_file IS NOT NULL")}
+    conn.close()
+    assert rows == set(stored)
+    index = (out / "index.cdxj").read_text().splitlines()
+    assert index == sorted(index) and len(index) == sum(stored.values())
+    assert not list(out.glob("index-w*.cdxj"))
+    # Only what was in flight at the kill (at most 4 per worker) was asked for twice.
+    again = sum(n - 1 for u, n in requests.items() if "/robots" not in u)
+    assert again <= 2 * 4

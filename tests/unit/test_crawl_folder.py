@@ -75,7 +75,7 @@ def test_other_settings_are_refused_and_named(
     flags = ["--max-pages", "20", "--delay", "2s", "--resolve", "*.web.test:127.0.0.1"]
     error = one_error(*run(capsys, "crawl", seeds, "--out", folder, *flags, "--workers", "2"))
     assert error.startswith(
-        f"{folder} holds a crawl started with other settings: --workers (1 there, 2 here);"
+        f"{folder} holds a crawl started with other settings:"
         " --delay (0s there, 2s here); continue it as it was with 'gossamer crawl --resume"
     )
 
@@ -113,6 +113,23 @@ def test_resume_may_raise_the_page_target(folder: Path, flags: list[str]) -> Non
     resumed = plan("--resume", folder, *flags)
     assert (resumed.resuming, resumed.save) == (True, True)
     assert resumed.config.max_pages == int(flags[1])
+
+
+@pytest.mark.parametrize("workers", ["2", "3"])
+def test_resume_may_change_the_number_of_worker_processes(folder: Path, workers: str) -> None:
+    # Each worker restores the hosts it owns by hash, whatever their number before: a folder
+    # may move to a machine with another core count, or be resumed with more or fewer.
+    resumed = plan("--resume", folder, "--workers", workers)
+    assert (resumed.resuming, resumed.save) == (True, True)
+    assert resumed.config.workers == int(workers)
+    assert resumed.config.max_pages == 20  # everything else as stored
+
+
+def test_the_starting_command_again_with_other_workers_continues_the_crawl(
+    seeds: Path, folder: Path
+) -> None:
+    again = plan(seeds, "--out", folder, *FIRST[:-1], "4")  # FIRST ends with --workers 1
+    assert again.resuming and again.config.workers == 4
 
 
 def test_an_unlimited_crawl_takes_no_time_limit_on_resume(folder: Path) -> None:

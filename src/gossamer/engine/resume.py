@@ -40,7 +40,7 @@ from gossamer.lockfile import PidLock
 from gossamer.robots import lasting_answer, product_token
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, recorded_files
-from gossamer.store.cdxj import repair_cdxj
+from gossamer.store.cdxj import merge_worker_indexes, repair_cdxj
 from gossamer.store.warcscan import CRAWL_NAME, Cut, crawl_files, repair_tail
 from gossamer.urls import host_of
 
@@ -214,6 +214,8 @@ def resume_crawl(
     """
     saved = load_snapshot(db)
     leveled = level(config, db, sort_index=False)  # the crawl's index writer sorts at its end
+    # A --workers run killed before its end left its workers' indexes unmerged.
+    merge_worker_indexes(config.out, sort=False)
     stats = rebuild_stats(db, saved, config.concurrency)
     frontier = _frontier(
         config, db, stats, seen=db.queued_urls(), backlog=leveled.backlog, fallbacks=fallbacks

@@ -32,7 +32,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from pathlib import Path
 from typing import Any
 
 from gossamer.config import CrawlConfig, config_to_json
@@ -55,7 +54,7 @@ from gossamer.monitor.series import Histogram
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
-from gossamer.store.cdxj import repair_cdxj, sort_cdxj
+from gossamer.store.cdxj import merge_worker_indexes
 
 log = logging.getLogger(__name__)
 
@@ -73,19 +72,6 @@ def _prepare(config: CrawlConfig, db: MetadataDB) -> None:
         return
     replayed = level(config, db).outcome.replayed
     log.warning("resuming crawl in %s with workers: %d records replayed", config.out, replayed)
-
-
-def _merge_indexes(out: Path) -> None:
-    target = out / "index.cdxj"
-    try:
-        with target.open("a", encoding="utf-8") as merged:
-            for part in sorted(out.glob("index-w*.cdxj")):
-                repair_cdxj(part)  # a worker that died may have left half a line
-                merged.write(part.read_text(encoding="utf-8"))
-                part.unlink()
-    except OSError as exc:  # a full disk, most likely: what was merged so far stays
-        raise StoreError(f"cannot write CDXJ index {target}: {exc.strerror or exc}") from exc
-    sort_cdxj(target)
 
 
 def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutcome:
@@ -207,7 +193,7 @@ def _finish(  # noqa: PLR0917 - the coordinator's whole state at the end, passed
     snapshots = list(coordinator.done.values())
     db = MetadataDB(out / "crawl.db")
     try:
-        _merge_indexes(out)
+        merge_worker_indexes(out)
         if coordinator.failed:
             # Its last batch of rows never reached crawl.db; its WARC records did.
             level(config, db)

@@ -15,6 +15,7 @@ import heapq
 import json
 import os
 import re
+import shutil
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, suppress
 from pathlib import Path
@@ -26,7 +27,15 @@ from gossamer.store.stamps import iso_second, split_time
 from gossamer.store.tempfiles import create_beside
 from gossamer.store.warc import WarcLocation, payload_digest
 
-__all__ = ["CdxjWriter", "Keep", "cdxj_line", "parse_cdxj_line", "prune_cdxj", "sort_cdxj"]
+__all__ = [
+    "CdxjWriter",
+    "Keep",
+    "cdxj_line",
+    "merge_worker_indexes",
+    "parse_cdxj_line",
+    "prune_cdxj",
+    "sort_cdxj",
+]
 
 # Whether the line of the record at (WARC file name, offset, URL) stays in the index.
 Keep = Callable[[str, int, str], bool]
@@ -218,6 +227,30 @@ def _unique(lines: Iterable[str]) -> Iterator[str]:
         if line != previous:
             yield line
         previous = line
+
+
+def merge_worker_indexes(out: Path, *, sort: bool = True) -> None:
+    """Append the indexes that ``--workers`` worker processes left in ``out``
+    (``index-wK.cdxj``, a torn last line cut first) to ``out/index.cdxj``, remove them, and
+    sort the result (``sort`` False: the caller's writer sorts when it closes).
+
+    The coordinator does this at the end of a crawl; a crawl resumed in one process does it
+    at its start, for the indexes a killed ``--workers`` run left behind. Copied in blocks,
+    so memory stays flat whatever their size.
+    """
+    target = out / "index.cdxj"
+    try:
+        repair_cdxj(target)  # a crash while it was written may have left half a line
+        with target.open("ab") as merged:
+            for part in sorted(out.glob("index-w*.cdxj")):
+                repair_cdxj(part)
+                with part.open("rb") as source:
+                    shutil.copyfileobj(source, merged)
+                part.unlink()
+    except OSError as exc:  # a full disk, most likely: what was merged so far stays
+        raise StoreError(f"cannot write CDXJ index {target}: {exc.strerror or exc}") from exc
+    if sort and target.exists():
+        sort_cdxj(target)
 
 
 def repair_cdxj(path: Path) -> None:

@@ -15,7 +15,14 @@ from cdxj_indexer.main import write_cdx_index
 
 from gossamer.errors import StoreError
 from gossamer.fetch.result import FetchResult
-from gossamer.store.cdxj import CdxjWriter, _timestamp, cdxj_line, sort_cdxj, url_key
+from gossamer.store.cdxj import (
+    CdxjWriter,
+    _timestamp,
+    cdxj_line,
+    merge_worker_indexes,
+    sort_cdxj,
+    url_key,
+)
 from gossamer.store.warc import WarcLocation, WarcStore, warc_date
 
 from .test_warc import fixed_store, sample_results
@@ -190,3 +197,26 @@ def test_the_sorted_index_is_as_readable_as_an_ordinary_file(tmp_path: Path) -> 
     assert path.read_text() == "a 1 {}\nb 2 {}\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.cdxj"]
+
+
+def test_worker_indexes_merge_into_the_crawl_index_torn_lines_cut(tmp_path: Path) -> None:
+    (tmp_path / "index.cdxj").write_text('b,x)/ 2 {"n": 2}\nc,x)/ 3 {"n"')  # torn by a crash
+    (tmp_path / "index-w0.cdxj").write_text('d,x)/ 4 {"n": 4}\na,x)/ 1 {"n": 1}\n')
+    (tmp_path / "index-w1.cdxj").write_text('e,x)/ 5 {"n": 5}\nf,x)/ 6 {"n')  # killed mid-line
+    merge_worker_indexes(tmp_path)
+    assert (tmp_path / "index.cdxj").read_text().splitlines() == [
+        'a,x)/ 1 {"n": 1}',
+        'b,x)/ 2 {"n": 2}',
+        'd,x)/ 4 {"n": 4}',
+        'e,x)/ 5 {"n": 5}',
+    ]
+    assert not list(tmp_path.glob("index-w*.cdxj"))
+
+
+def test_merging_without_sorting_leaves_the_order_to_the_writer(tmp_path: Path) -> None:
+    (tmp_path / "index-w1.cdxj").write_text("z,x)/ 1 {}\n")
+    (tmp_path / "index-w0.cdxj").write_text("y,x)/ 1 {}\n")
+    merge_worker_indexes(tmp_path, sort=False)
+    assert (tmp_path / "index.cdxj").read_text() == "y,x)/ 1 {}\nz,x)/ 1 {}\n"  # file order
+    merge_worker_indexes(tmp_path)  # nothing left to merge: the index stays whole
+    assert (tmp_path / "index.cdxj").read_text() == "y,x)/ 1 {}\nz,x)/ 1 {}\n"
