@@ -34,7 +34,7 @@ __all__ = ["CrawlPlan", "begin_crawl", "plan_crawl", "prepare_out"]
 # may change: each restores the hosts it owns by hash, whatever their number before, so a
 # folder moves between machines of different core counts (``--workers`` defaults to one per
 # core), and a user may resume with more or fewer.
-_DISPLAY = frozenset({"progress", "report_interval", "workers"})
+_HOW_RUN = frozenset({"progress", "report_interval", "workers"})
 # Settings a resumed crawl may raise: it then simply goes on for longer.
 _MAY_GROW = frozenset({"max_pages", "time_limit"})
 _SHOWN_DIFFERENCES = 3
@@ -83,7 +83,7 @@ def _changes(
     found: list[str] = []
     for name, value in after.items():
         was = before.get(name)
-        if name in _DISPLAY or value == was:
+        if name in _HOW_RUN or value == was:
             continue
         if name in _MAY_GROW and value is not None and was is not None and value > was:
             continue
