@@ -268,18 +268,18 @@ def test_page_target_and_statistics_carry_over_a_resume(
     assert not set(site.audit.fetched()[already:]) & first_run
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
 def test_bare_domain_seed_falls_back_from_https_to_http(
-    site: ThreadedTestWeb, tmp_path: Path
+    site: ThreadedTestWeb, tmp_path: Path, workers: str
 ) -> None:
-    # The test web speaks plain HTTP only, so https://... fails its TLS handshake.
+    # The test web speaks plain HTTP only, so https://... fails its TLS handshake. With two
+    # workers, one owns the seed's host and the page target follows it there.
     bare = site.seeds()[0].removeprefix("http://").rstrip("/")
     seeds = tmp_path / "seeds.txt"
     seeds.write_text(f"# a bare host:port, as a user would type it\n{bare}\n")
-    # One process: with several, each takes a fixed share of the 5 pages and the worker
-    # that owns the one seed host could stop short of its share.
     result = gossamer(
         "crawl", seeds, "--out", tmp_path / "out", "--resolve", RESOLVE, "--max-pages", "5",
-        "--delay", "0", "--workers", "1",
+        "--delay", "0", "--workers", workers,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "Crawled 5 in" in result.stdout

@@ -156,7 +156,7 @@ def test_metrics_at_the_end_equal_stats_json(tmp_path: Path, ready: threading.Ev
 def test_a_workers_crawl_has_a_row_per_worker_and_is_steered_whole(
     tmp_path: Path, ready: threading.Event
 ) -> None:
-    with ThreadedTestWeb(build_web(SLOW)) as site:
+    with ThreadedTestWeb(build_web(SLOW)) as site, ThreadedTestWeb(build_web(ELSEWHERE)) as other:
         seeds = tmp_path / "seeds.txt"
         seeds.write_text("\n".join(site.seeds()) + "\n", encoding="utf-8")
         config = local_config(seeds, tmp_path / "out", concurrency=4, workers=2)
@@ -174,6 +174,12 @@ def test_a_workers_crawl_has_a_row_per_worker_and_is_steered_whole(
             seen["requests"] = requests_to(site)
             seen["later"] = watcher.next(2)
             seen["requests_later"] = requests_to(site)
+            # A bare host:port, as a user types it: https first, then http (the other web
+            # speaks plain HTTP only), in the worker that owns the host.
+            watcher.command(cmd="add-seeds", text=f"{ADDED_HOST}:{other.origins.http}\n")
+            watcher.command(cmd="resume")
+            by_http = f"http://{ADDED_HOST}:{other.origins.http}/"
+            seen["added"] = watcher.until(lambda _: by_http in other.audit.fetched())
             watcher.command(cmd="stop")
             seen["final"] = watcher.ended()
 

@@ -115,9 +115,18 @@ class Crawler:
 
     def _inbound(self, pipeline: Pipeline, batch: list[tuple[str, int, str | None]]) -> None:
         """URLs another worker found for hosts this worker owns."""
-        assert self._part is not None
         for url, depth, referrer in batch:
             pipeline.admit(url, depth, referrer)
+        self._processed()
+
+    def _seeded(self, pipeline: Pipeline, seeds: list[tuple[str, ...]]) -> None:
+        """Seeds added live for hosts this worker owns, each with its other forms."""
+        for forms in seeds:
+            pipeline.admit(forms[0], 0, None, fallbacks=tuple(forms[1:]))
+        self._processed()
+
+    def _processed(self) -> None:
+        assert self._part is not None
         self._part.processed += 1
         self._part.busy()
         self._wake.set()
@@ -246,7 +255,11 @@ class Crawler:
             self._interrupts.install()
             return None
         return self._part.listen(
-            loop, lambda batch: self._inbound(pipeline, batch), self._granted, self.stop
+            loop,
+            lambda batch: self._inbound(pipeline, batch),
+            self._granted,
+            self.stop,
+            lambda seeds: self._seeded(pipeline, seeds),
         )
 
     async def _crawl(

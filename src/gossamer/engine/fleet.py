@@ -179,7 +179,8 @@ class Fleet:
                 return {"ok": False, "error": "the crawl is ending: it takes no more seeds"}
             seeds = parse_seeds(text)
             urls = [seed.urls[0] for seed in seeds.seeds]
-            self._outbound.send(("seeds", urls))
+            # Every form of each seed (a bare domain's https, then http) goes to its owner.
+            self._outbound.send(("added", [seed.urls for seed in seeds.seeds]))
             problems = [f"line {p.line}: {p.reason}: {p.text}" for p in seeds.problems]
             return {"ok": True, "queued": urls, "known": 0, "problems": problems}
         return {"ok": True, "state": self._state()}

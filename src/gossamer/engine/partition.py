@@ -13,6 +13,7 @@ Messages, all plain tuples (they cross process boundaries):
                             ("ask", worker, grants_seen, full)
                             ("done", worker, stats_snapshot)
     coordinator -> worker   ("urls", [(url, depth, referrer), ...])
+                            ("seeds", [(url, other forms...), ...])  added live
                             ("grant", pages)
                             ("stop", reason)
 
@@ -143,6 +144,7 @@ class Part:
         on_urls: Callable[[list[Discovery]], None],
         on_grant: Callable[[int], None],
         on_stop: Callable[[str], None],
+        on_seeds: Callable[[list[tuple[str, ...]]], None],
     ) -> threading.Thread:
         """Read the inbox on a thread and hand each message to the event loop."""
 
@@ -153,6 +155,8 @@ class Part:
                     return
                 if message[0] == "urls":
                     loop.call_soon_threadsafe(on_urls, message[1])
+                elif message[0] == "seeds":
+                    loop.call_soon_threadsafe(on_seeds, message[1])
                 elif message[0] == "grant":
                     loop.call_soon_threadsafe(on_grant, message[1])
                 else:

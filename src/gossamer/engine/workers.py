@@ -259,11 +259,11 @@ class _Coordinator:
 
     def handle(self, message: tuple[Any, ...]) -> None:
         kind = message[0]
-        if kind == "urls":
+        if kind in ("urls", "seeds"):
             _, dest, batch = message
             if dest in self.done:
                 return  # that worker has finished (its page target): nothing to do
-            self._inboxes[dest].put(("urls", batch))
+            self._inboxes[dest].put((kind, batch))
             self.delivered[dest] += 1
             self.idle[dest] = False
         elif kind == "idle":
@@ -280,9 +280,9 @@ class _Coordinator:
                 self._grant([(k, self._budget.ask(k, grants, full))])
         elif kind == "stop-request":  # through the control channel (engine/fleet.py)
             self.stop_all(message[1])
-        elif kind == "seeds":  # added live: each to the worker owning its host, as forwards are
-            for url in message[1]:
-                self.handle(("urls", owner(url, len(self._inboxes)), [(url, 0, None)]))
+        elif kind == "added":  # seeds added live: each to the worker owning its host, as
+            for forms in message[1]:  # forwards are, with its other forms (https -> http)
+                self.handle(("seeds", owner(forms[0], len(self._inboxes)), [tuple(forms)]))
         elif kind == "done":
             _, k, snapshot, error = message
             self.done[k] = snapshot

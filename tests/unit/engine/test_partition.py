@@ -151,6 +151,7 @@ def test_the_inbox_is_handed_to_the_event_loop_until_stop() -> None:
     received: list[list[Discovery]] = []
     grants: list[int] = []
     reasons: list[str] = []
+    seeds: list[list[tuple[str, ...]]] = []
 
     async def listen() -> None:
         stopped = asyncio.Event()
@@ -159,8 +160,10 @@ def test_the_inbox_is_handed_to_the_event_loop_until_stop() -> None:
             reasons.append(reason)
             stopped.set()
 
-        thread = part.listen(asyncio.get_running_loop(), received.append, grants.append, on_stop)
+        loop = asyncio.get_running_loop()
+        thread = part.listen(loop, received.append, grants.append, on_stop, seeds.append)
         inbox.put(("urls", [("http://a.test/", 1, None)]))
+        inbox.put(("seeds", [("https://b.test/", "http://b.test/")]))
         inbox.put(("grant", 7))
         inbox.put(("stop", "exhausted"))
         await stopped.wait()
@@ -169,5 +172,6 @@ def test_the_inbox_is_handed_to_the_event_loop_until_stop() -> None:
 
     asyncio.run(listen())
     assert received == [[("http://a.test/", 1, None)]]
+    assert seeds == [[("https://b.test/", "http://b.test/")]]
     assert grants == [7]
     assert reasons == ["exhausted"]
