@@ -30,6 +30,38 @@ def crawl(*args: str | Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def stored_records(out: Path) -> Counter[str]:
+    """Response and revisit records per URL in the crawl's WARC files, each file checked."""
+    stored: Counter[str] = Counter()
+    for path in sorted((out / "warc").glob("*.warc.gz")):
+        assert subprocess.run([WARCIO, "check", str(path)], check=False).returncode == 0
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type in ("response", "revisit"):
+                    stored[record.rec_headers.get_header("WARC-Target-URI")] += 1
+    return stored
+
+
+def kill_after_fetches(count: int, *args: str | Path) -> None:
+    """Run ``gossamer -vv crawl ARGS`` and SIGKILL the coordinator after ``count`` fetches."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gossamer", "-vv", "crawl", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    fetched = 0
+    # The workers share the coordinator's stderr: their log lines are the event waited on.
+    for line in proc.stderr:
+        if "fetched url=" in line:
+            fetched += 1
+            if fetched == count:
+                proc.kill()
+                break
+    proc.communicate(timeout=60)
+
+
 def prepare(site: ThreadedTestWeb, tmp_path: Path, extra: str = "") -> tuple[Path, Path, Path]:
     """Seeds file, config file and output folder for one crawl of ``site``."""
     seeds = tmp_path / "seeds.txt"
@@ -59,13 +91,7 @@ def test_two_workers_crawl_politely_and_completely(tmp_path: Path) -> None:
     assert report.ok(), report.summary()
     warcs = sorted((out / "warc").glob("*.warc.gz"))
     assert {p.name.split("-")[1] for p in warcs} == {"w0", "w1"}
-    stored: Counter[str] = Counter()
-    for path in warcs:
-        assert subprocess.run([WARCIO, "check", str(path)], check=False).returncode == 0
-        with path.open("rb") as stream:
-            for record in ArchiveIterator(stream):
-                if record.rec_type in ("response", "revisit"):
-                    stored[record.rec_headers.get_header("WARC-Target-URI")] += 1
+    stored = stored_records(out)
     conn = sqlite3.connect(out / "crawl.db")
     rows = {u for (u,) in conn.execute("SELECT url FROM pages WHERE warc_file IS NOT NULL")}
     pages = conn.execute(
@@ -130,24 +156,10 @@ def test_kill_9_of_the_coordinator_then_resume(tmp_path: Path) -> None:
     web = build_web(WebSpec(seed=6, hosts=16, pages_per_host=30, latency=0.003))
     with ThreadedTestWeb(web) as site:
         seeds, config, out = prepare(site, tmp_path, "[scope]\nmax_depth = 25\n")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gossamer", "-vv", "crawl", str(seeds), "--out", str(out),
-             "--resolve", RESOLVE, "--config", str(config), "--workers", "2",
-             "--concurrency", "4"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        kill_after_fetches(
+            60, seeds, "--out", out, "--resolve", RESOLVE, "--config", config, "--workers", "2",
+            "--concurrency", "4",
         )  # fmt: skip
-        assert proc.stderr is not None
-        fetched = 0
-        # The workers share the coordinator's stderr: their log lines are the event we wait on.
-        for line in proc.stderr:
-            if "fetched url=" in line:
-                fetched += 1
-                if fetched == 60:
-                    proc.kill()
-                    break
-        proc.communicate(timeout=60)
         result = crawl("--resume", out)
         assert result.returncode == 0, result.stderr
         report = site.report()
@@ -179,22 +191,7 @@ def test_resumed_with_other_numbers_of_workers_after_a_kill(tmp_path: Path) -> N
         common = ["--resolve", RESOLVE, "--config", str(config), "--concurrency", "4"]
         first = crawl(seeds, "--out", out, *common, "--workers", "2", "--max-pages", "80")
         assert first.returncode == 0, first.stderr
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gossamer", "-vv", "crawl", "--resume", str(out),
-             "--workers", "2", "--max-pages", "300"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        assert proc.stderr is not None
-        fetched = 0
-        for line in proc.stderr:
-            if "fetched url=" in line:
-                fetched += 1
-                if fetched == 60:
-                    proc.kill()
-                    break
-        proc.communicate(timeout=60)
+        kill_after_fetches(60, "--resume", out, "--workers", "2", "--max-pages", "300")
         assert list(out.glob("index-w*.cdxj"))  # the kill left the workers' indexes
         alone = crawl("--resume", out, "--workers", "1", "--max-pages", "400")
         assert alone.returncode == 0, alone.stderr
@@ -207,15 +204,9 @@ def test_resumed_with_other_numbers_of_workers_after_a_kill(tmp_path: Path) -> N
     assert report.concurrent_violations == 0
     assert report.robots_violations == 0
     assert json.loads((out / "crawl.json").read_text())["config"]["workers"] == 3
-    stored: Counter[str] = Counter()
     warcs = sorted((out / "warc").glob("*.warc.gz"))
     assert {p.name.split("-")[1] for p in warcs} >= {"w0", "w1", "w2"}
-    for path in warcs:
-        assert subprocess.run([WARCIO, "check", str(path)], check=False).returncode == 0
-        with path.open("rb") as stream:
-            for record in ArchiveIterator(stream):
-                if record.rec_type in ("response", "revisit"):
-                    stored[record.rec_headers.get_header("WARC-Target-URI")] += 1
+    stored = stored_records(out)
     conn = sqlite3.connect(out / "crawl.db")
     rows = {u for (u,) in conn.execute("SELECT url FROM pages WHERE warc_file IS NOT NULL")}
     conn.close()
