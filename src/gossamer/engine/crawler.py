@@ -29,6 +29,7 @@ from gossamer.config import CrawlConfig
 from gossamer.engine.backlog import DatabaseBacklog, build_frontier, seed_fallbacks
 from gossamer.engine.control import ControlServer
 from gossamer.engine.fetching import build_fetcher
+from gossamer.engine.inbox import Inbox
 from gossamer.engine.interrupts import Interrupts
 from gossamer.engine.partition import Part
 from gossamer.engine.pipeline import Pipeline
@@ -112,30 +113,6 @@ class Crawler:
         else:
             self.stats, frontier = restore_part(self._config, db, self._part, fallbacks)
         return frontier
-
-    def _inbound(self, pipeline: Pipeline, batch: list[tuple[str, int, str | None]]) -> None:
-        """URLs another worker found for hosts this worker owns."""
-        for url, depth, referrer in batch:
-            pipeline.admit(url, depth, referrer)
-        self._processed()
-
-    def _seeded(self, pipeline: Pipeline, seeds: list[tuple[str, ...]]) -> None:
-        """Seeds added live for hosts this worker owns, each with its other forms."""
-        for forms in seeds:
-            pipeline.admit(forms[0], 0, None, fallbacks=tuple(forms[1:]))
-        self._processed()
-
-    def _processed(self) -> None:
-        assert self._part is not None
-        self._part.processed += 1
-        self._part.busy()
-        self._wake.set()
-
-    def _granted(self, pages: int) -> None:
-        """The coordinator granted this worker ``pages`` more of the page target."""
-        assert self._part is not None
-        self._part.granted(pages)
-        self._wake.set()
 
     async def _run(self, db: MetadataDB) -> CrawlOutcome:
         config = self._config
@@ -254,13 +231,7 @@ class Crawler:
             self._interrupts = Interrupts(loop, self.stop, lambda: self._stop_reason)
             self._interrupts.install()
             return None
-        return self._part.listen(
-            loop,
-            lambda batch: self._inbound(pipeline, batch),
-            self._granted,
-            self.stop,
-            lambda seeds: self._seeded(pipeline, seeds),
-        )
+        return Inbox(self._part, pipeline, self._wake, self.stop).listen(loop)
 
     async def _crawl(
         self,
