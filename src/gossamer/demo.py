@@ -14,15 +14,12 @@ the crawler's import graph never holds the test web.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import shutil
 from pathlib import Path
 
 from gossamer.config import CrawlConfig, PolitenessConfig, ScopeConfig
-from gossamer.engine import Crawler
-from gossamer.engine.collector import crawl_collector
-from gossamer.engine.workers import run_workers
+from gossamer.engine.workers import crawl_here
 from gossamer.errors import StoreError
 from gossamer.index import build_index
 from gossamer.rank import rank_crawl
@@ -100,11 +97,7 @@ def run_demo(out: Path, *, hosts: int, pages: int) -> int:
         print(f"test web: {hosts} hosts on 127.0.0.1:{server.port}; seeds in {seeds_file}")
         config = demo_config(seeds_file, out)
         seeds = parse_seeds(seeds_file.read_text(encoding="utf-8"))
-        with crawl_collector():
-            if config.workers > 1:  # one crawler process per usable core, as `gossamer crawl`
-                reason = run_workers(config, seeds, config.workers).reason
-            else:
-                reason = asyncio.run(Crawler(config, seeds).run()).reason
+        reason = crawl_here(config, seeds)  # one process per usable core, as `gossamer crawl`
         report = server.audit.report(web.expected(server.port))
     print((out / "reports" / "stats.txt").read_text(encoding="utf-8").rstrip())
     print(f"stopped: {reason}")

@@ -22,10 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gossamer import cli
-from gossamer.cli import crawl as cli_crawl
 from gossamer.config import CrawlConfig
 from gossamer.config_check import RULES
-from gossamer.engine import CrawlOutcome
+from gossamer.engine import CrawlOutcome, workers
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
 
@@ -147,8 +146,8 @@ def _stub_workers(config: CrawlConfig, seeds: SeedList, count: int) -> CrawlOutc
 
 @pytest.fixture
 def no_engine(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli_crawl, "Crawler", _StubCrawler)
-    monkeypatch.setattr(cli_crawl, "run_workers", _stub_workers)
+    monkeypatch.setattr(workers, "Crawler", _StubCrawler)  # what the crawl command runs
+    monkeypatch.setattr(workers, "run_workers", _stub_workers)
 
 
 _RUNS = itertools.count()

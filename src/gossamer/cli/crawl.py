@@ -9,7 +9,6 @@ the most fetches under way at once; a ``--workers`` crawl adds its workers' peak
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 import sys
@@ -19,9 +18,7 @@ from typing import Any
 from gossamer.cli.distributed import add_frontier_flags, print_result, shared_of
 from gossamer.cli.flags import int_between, path, pipeline_spec, positive_int, seconds
 from gossamer.config import CrawlConfig, requested, settle
-from gossamer.engine import Crawler
-from gossamer.engine.collector import crawl_collector
-from gossamer.engine.workers import run_workers
+from gossamer.engine.workers import crawl_here
 from gossamer.errors import ConfigError, escaped
 from gossamer.plan import CrawlPlan, begin_crawl, plan_crawl
 from gossamer.seeds import SeedList, read_seeds
@@ -203,10 +200,7 @@ def _crawl(config: CrawlConfig, seeds: SeedList, args: argparse.Namespace) -> st
     """Run the crawl in this process or in ``config.workers``; why it stopped."""
     if args.engine == "threads":
         return run_study_crawl(config, seeds, args)
-    with crawl_collector():
-        if config.workers > 1:
-            return run_workers(config, seeds, config.workers).reason
-        return asyncio.run(Crawler(config, seeds).run()).reason
+    return crawl_here(config, seeds)
 
 
 def run_shared_crawl(args: argparse.Namespace) -> int:

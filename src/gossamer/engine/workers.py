@@ -21,6 +21,7 @@ worker processes themselves are ``engine/worker.py``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import multiprocessing
@@ -36,6 +37,8 @@ from typing import Any
 
 from gossamer.config import CrawlConfig, config_to_json
 from gossamer.engine.budget import PageBudget
+from gossamer.engine.collector import crawl_collector
+from gossamer.engine.crawler import Crawler
 from gossamer.engine.fleet import Fleet
 from gossamer.engine.partition import owner
 from gossamer.engine.reporter import report_now, report_period
@@ -72,6 +75,15 @@ def _prepare(config: CrawlConfig, db: MetadataDB) -> None:
         return
     replayed = level(config, db).outcome.replayed
     log.warning("resuming crawl in %s with workers: %d records replayed", config.out, replayed)
+
+
+def crawl_here(config: CrawlConfig, seeds: SeedList) -> str:
+    """A crawl on this machine, in this process or in ``config.workers``, with the garbage
+    collector tuned for it (``engine/collector.py``); why it stopped."""
+    with crawl_collector():
+        if config.workers > 1:
+            return run_workers(config, seeds, config.workers).reason
+        return asyncio.run(Crawler(config, seeds).run()).reason
 
 
 def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutcome:
