@@ -47,11 +47,6 @@ ON CONFLICT (url) DO UPDATE SET
 WHERE urls.discovered_at IS NULL
 """
 _INSERT_NODE = "INSERT OR IGNORE INTO urls (url) VALUES {rows}"
-_INSERT_LINK = """
-INSERT OR IGNORE INTO links (src, dst)
-SELECT s.id, d.id FROM (VALUES {rows}) AS v
-JOIN urls AS s ON s.url = v.column1 JOIN urls AS d ON d.url = v.column2
-"""
 _INSERT_LINK_IDS = "INSERT OR IGNORE INTO links (src, dst) VALUES {rows}"
 _SELECT_IDS = "SELECT url, id FROM urls WHERE url IN ({marks})"
 _INSERT_ROBOTS = "INSERT OR REPLACE INTO robots VALUES (?, ?, ?, ?)"
@@ -144,24 +139,20 @@ class UrlIds:
 def commit(conn: sqlite3.Connection, batch: Batch, ids: UrlIds | None = None) -> None:
     """Write ``batch`` in one transaction; on a fault nothing of it is written.
 
-    ``ids``, kept by the caller from batch to batch, spares lookups of URLs met before."""
-    learned: dict[str, int] = {}
+    ``ids``, kept by the caller from batch to batch, spares lookups of URLs met before
+    (without it, every URL of the batch's links is looked up)."""
+    ids = UrlIds() if ids is None else ids
     with transaction(conn):
         _insert(conn, _INSERT_PAGE, batch.pages)
         _insert(conn, _INSERT_DISCOVERED, batch.discovered)
-        if ids is None:
-            _insert(conn, _INSERT_NODE, list(_link_nodes(batch.links)))
-            _insert(conn, _INSERT_LINK, batch.links)
-        else:
-            learned = _insert_links(conn, batch.links, ids)
+        learned = _insert_links(conn, batch.links, ids)
         conn.executemany(_INSERT_ROBOTS, batch.robots)
         conn.executemany(_SET_META, batch.meta)
         conn.executemany(_INSERT_SITEMAP, batch.sitemaps)
         conn.executemany(_READ_SITEMAP, batch.sitemaps_read)
         _insert(conn, _INSERT_ENTRY, batch.entries)
         conn.executemany(_PUT_DOMAIN, batch.domains)
-    if ids is not None:
-        ids.learn(learned)
+    ids.learn(learned)
 
 
 def requeue_unfetched(conn: sqlite3.Connection) -> None:
@@ -190,12 +181,19 @@ def _insert(conn: sqlite3.Connection, template: str, rows: Sequence[tuple[object
     if not rows:
         return
     width = len(rows[0])
-    most = min(_CHUNK, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // width)
-    done = 0
-    while done < len(rows):
-        count = 1 << (min(most, len(rows) - done).bit_length() - 1)
+    for done, count in _chunks(conn, len(rows), width):
         chunk = rows[done : done + count]
         conn.execute(_statement(template, width, count), list(chain.from_iterable(chunk)))
+
+
+def _chunks(conn: sqlite3.Connection, total: int, width: int) -> Iterator[tuple[int, int]]:
+    """(start, length) of each chunk of ``total`` rows of ``width`` values: the largest power
+    of two that fits the rows left, ``_CHUNK`` and SQLite's limit on a statement's values."""
+    most = min(_CHUNK, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // width)
+    done = 0
+    while done < total:
+        count = 1 << (min(most, total - done).bit_length() - 1)
+        yield done, count
         done += count
 
 
@@ -223,13 +221,9 @@ def _insert_links(
     if new:
         # In order of first appearance, as the plain path inserts them: the same ids.
         _insert(conn, _INSERT_NODE, [(url,) for url in new])
-        most = min(_CHUNK, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER))
-        done = 0
-        while done < len(new):  # chunks of powers of two, as in ``_insert``
-            count = 1 << (min(most, len(new) - done).bit_length() - 1)
+        for done, count in _chunks(conn, len(new), 1):
             query = _SELECT_IDS.format(marks=", ".join(["?"] * count))
             learned.update(conn.execute(query, new[done : done + count]).fetchall())
-            done += count
         known.update(learned)
     _insert(conn, _INSERT_LINK_IDS, [(known[src], known[dst]) for src, dst in links])
     return learned
@@ -242,7 +236,3 @@ def _node_urls(links: list[tuple[str, str]]) -> Iterator[str]:
             if url not in seen:
                 seen.add(url)
                 yield url
-
-
-def _link_nodes(links: list[tuple[str, str]]) -> Iterator[tuple[str]]:
-    return ((url,) for url in _node_urls(links))
