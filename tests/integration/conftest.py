@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sqlite3
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,3 +52,17 @@ def query(db: Path, sql: str) -> list[tuple[object, ...]]:
         return conn.execute(sql).fetchall()
     finally:
         conn.close()
+
+
+def signal_after_fetches(proc: subprocess.Popen[str], count: int, sig: int) -> None:
+    """Send ``sig`` to a running ``gossamer -vv crawl`` once its log has told of ``count``
+    fetches: the crawler's own log lines are the event waited on, no sleeping. (Workers share
+    their coordinator's stderr, so a ``--workers`` crawl counts all of them.)"""
+    assert proc.stderr is not None
+    fetched = 0
+    for line in proc.stderr:
+        if "fetched url=" in line:
+            fetched += 1
+            if fetched == count:
+                proc.send_signal(sig)
+                return

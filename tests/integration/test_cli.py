@@ -20,7 +20,7 @@ from gossamer.index import build_index
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 
 from ..unit.index.fake_crawl import make_crawl, search_corpus
-from .conftest import RESOLVE
+from .conftest import RESOLVE, signal_after_fetches
 
 BIN = Path(sys.executable).parent
 WARCIO = BIN / "warcio"
@@ -172,15 +172,7 @@ def test_sigterm_stops_gracefully_with_everything_flushed(
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert proc.stderr is not None
-    fetched = 0
-    # Reading the crawler's own log lines is the event we wait on: no sleeping.
-    for line in proc.stderr:
-        if "fetched url=" in line:
-            fetched += 1
-            if fetched == 30:
-                proc.send_signal(signal.SIGTERM)
-                break
+    signal_after_fetches(proc, 30, signal.SIGTERM)
     stdout, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0
     assert "stopped: signal" in stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from warcio.archiveiterator import ArchiveIterator
 from gossamer.engine.partition import owner
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 
-from .conftest import RESOLVE
+from .conftest import RESOLVE, signal_after_fetches
 
 WARCIO = Path(sys.executable).parent / "warcio"
 CONFIG = "[politeness]\ndelay = 0.0\nrobots_retry_delay = 0.2\nrobots_retries = 1\n"
@@ -50,15 +51,7 @@ def kill_after_fetches(count: int, *args: str | Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert proc.stderr is not None
-    fetched = 0
-    # The workers share the coordinator's stderr: their log lines are the event waited on.
-    for line in proc.stderr:
-        if "fetched url=" in line:
-            fetched += 1
-            if fetched == count:
-                proc.kill()
-                break
+    signal_after_fetches(proc, count, signal.SIGKILL)
     proc.communicate(timeout=60)
 
 
