@@ -187,21 +187,22 @@ def test_a_given_up_origin_drops_only_its_own_urls() -> None:
     assert frontier.pending == 0
 
 
+def robots_fail_first(frontier: Frontier, origin: str) -> None:
+    """A first link to ``origin``, whose robots.txt (the job handed out) is unavailable."""
+    frontier.add(job(f"{origin}/1"))
+    robots = frontier.pop_ready()
+    assert robots is not None and robots.robots
+    frontier.robots_unavailable(origin)
+    frontier.done(robots, success=False)
+
+
 def test_each_deferred_origin_gets_its_grace_from_its_first_failure() -> None:
     clock = Clock()
     frontier = make(clock, robots_retry_delay=10.0)
-    frontier.add(job("http://down.test/1"))
-    robots = frontier.pop_ready()
-    assert robots is not None
-    frontier.robots_unavailable("http://down.test")
-    frontier.done(robots, success=False)
+    robots_fail_first(frontier, "http://down.test")
     assert frontier.deferral_ends(30.0) == 1030.0  # its retry, at 1010, falls within
     clock.now += 5.0
-    frontier.add(job("http://late.test/1"))
-    late = frontier.pop_ready()
-    assert late is not None and late.robots
-    frontier.robots_unavailable("http://late.test")
-    frontier.done(late, success=False)
+    robots_fail_first(frontier, "http://late.test")
     assert frontier.deferral_ends(30.0) == 1035.0  # the latest deferral decides
     # A second failure of the same origin does not restart its grace; its next attempt
     # (20 s later, at 1030) still falls within it.
@@ -218,11 +219,7 @@ def test_a_deferred_origin_whose_retry_comes_after_its_grace_is_not_waited_for()
     # end of the crawl, which leaves the origin to a resume at once.
     clock = Clock()
     frontier = make(clock, robots_retry_delay=60.0)
-    frontier.add(job("http://down.test/1"))
-    robots = frontier.pop_ready()
-    assert robots is not None
-    frontier.robots_unavailable("http://down.test")
-    frontier.done(robots, success=False)
+    robots_fail_first(frontier, "http://down.test")
     assert frontier.deferred_only()
     assert frontier.deferral_ends(30.0) == 1000.0  # now
     assert frontier.deferral_ends(90.0) == 1090.0  # a grace that reaches the retry
