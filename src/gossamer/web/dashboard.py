@@ -7,10 +7,11 @@ browser -> steering post -> checks -> feed -> the crawl's control channel.
 Read-only routes carry the guard's headers like every page; the Crawl page alone runs a script,
 ours (``script``), under its own policy (:data:`DASHBOARD_POLICY`). Steering posts are checked
 before anything is sent to the crawl: the page's CSRF token (a secret of this server process,
-written only into the Crawl page, which no other site can read), a same-origin ``Origin`` when
-the browser sends one, and, when the server was given ``--control-token``, that token. A server
-bound beyond loopback without a control token refuses every steering post (403): whoever can
-reach it could otherwise pause or stop the crawl.
+written only into the Crawl page, which no other site can read), an ``Origin`` of this server's
+own scheme, host and port when the browser sends one, and, when the server was given
+``--control-token``, that token. A server bound beyond loopback without a control token
+refuses every steering post (403): whoever can reach it could otherwise pause or stop the
+crawl.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from aiohttp import web
 from multidict import MultiDictProxy
@@ -32,7 +34,6 @@ from gossamer.monitor.report import POLICY as REPORT_POLICY
 from gossamer.monitor.report import REPORT_FILE
 from gossamer.monitor.series import Timeline
 from gossamer.store.reports import REPORTS_FOLDER
-from gossamer.urls import canonicalize, host_of
 from gossamer.web.crawlpage import crawl_page, message_page
 from gossamer.web.feed import CrawlFeed, Feed, browser_view
 from gossamer.web.guard import is_loopback, secure
@@ -70,7 +71,7 @@ class Steering:
         if not _same(str(form.get("csrf", "")), self.csrf):
             return "The form is stale or was not sent by this page: reload the page."
         origin = request.headers.get("Origin")
-        if origin is not None and not _same_origin(origin, request.host):
+        if origin is not None and not _same_origin(origin, request.scheme, request.host):
             return "A steering post must come from this server's own page."
         if self.token is not None and not _same(str(form.get("token", "")), self.token):
             return "Wrong or missing control token."
@@ -81,10 +82,31 @@ def _same(given: str, expected: str) -> bool:
     return hmac.compare_digest(given.encode(), expected.encode())
 
 
-def _same_origin(origin: str, host: str) -> bool:
-    url = canonicalize(origin + "/")
-    here = canonicalize(f"http://{host}/")
-    return url is not None and here is not None and host_of(url) == host_of(here)
+def _same_origin(origin: str, scheme: str, host: str) -> bool:
+    """Whether a browser's ``Origin`` names this server: the same scheme, host and port
+    (RFC 6454), a default port spelt or not. Another port of the same address is another
+    origin: any local program serving a page there could otherwise post here."""
+    theirs = _origin_of(origin)
+    return theirs is not None and theirs == _origin_of(f"{scheme}://{host}")
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin_of(text: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of a serialised origin, or None for "null" or anything that
+    is not one (a path, user info, an unknown scheme, a bad port)."""
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        return None
+    default = _DEFAULT_PORTS.get(parts.scheme)
+    if default is None or not parts.hostname or "@" in parts.netloc:
+        return None
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        return None
+    return parts.scheme, parts.hostname, default if port is None else port
 
 
 FEED: web.AppKey[Feed] = web.AppKey("feed")

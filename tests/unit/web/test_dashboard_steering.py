@@ -86,6 +86,39 @@ def test_on_loopback_a_post_with_the_page_token_reaches_the_crawl(folder: Path) 
     serve_and_check(make_app(folder), check)
 
 
+def test_only_this_servers_scheme_host_and_port_may_post(folder: Path) -> None:
+    """A page served by another program on another port of the same address is another
+    origin: with the token it must still be refused."""
+    crawl = Crawl()
+
+    async def check(client: Client) -> None:
+        csrf = await csrf_of(client)
+        port = client.port
+        assert port is not None
+        async with ControlServer(socket_path(folder), crawl):
+            for origin in (
+                f"http://127.0.0.1:{port + 1}",
+                "http://127.0.0.1",
+                f"https://127.0.0.1:{port}",
+                f"http://localhost:{port}",
+                f"http://127.0.0.1:{port}/x",
+                "null",
+            ):
+                refused = await client.post(
+                    "/crawl/pause", data={"csrf": csrf}, headers={**JSON, "Origin": origin}
+                )
+                assert refused.status == 403, origin
+            assert crawl.commands == []
+            for origin in (f"http://127.0.0.1:{port}", f"HTTP://127.0.0.1:{port}/"):
+                done = await client.post(
+                    "/crawl/pause", data={"csrf": csrf}, headers={**JSON, "Origin": origin}
+                )
+                assert done.status == 200, origin
+        assert crawl.commands == [{"cmd": "pause"}, {"cmd": "pause"}]
+
+    serve_and_check(make_app(folder), check)
+
+
 def test_bound_beyond_loopback_without_a_token_every_post_is_refused(folder: Path) -> None:
     crawl = Crawl()
 
