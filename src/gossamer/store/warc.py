@@ -179,10 +179,9 @@ class WarcStore:
         self, result: FetchResult, date: str, record_id: str, digest: str
     ) -> bytes:
         first = exchange_headers("response", result, record_id, date)
-        status_line = f"HTTP/{result.http_version} {_status_text(result)}"
         headers = _archived_headers(result.response_headers, len(result.body))
-        if warcbytes.can_build(status_line, headers):
-            head = warcbytes.http_block(status_line, headers)
+        if warcbytes.can_build("", headers):
+            head = warcbytes.http_block(_status_line(result), headers)
             return warcbytes.response_record(first, digest, result.truncated, head, result.body)
         # Given here, warcio skips its own pass over the body for this digest.
         first["WARC-Payload-Digest"] = digest
@@ -337,18 +336,56 @@ class WarcStore:
         self._size += len(blob)
 
 
-def _status_text(result: FetchResult) -> str:
-    """The status line after the protocol: code and reason phrase."""
+def _reason_bytes(result: FetchResult) -> bytes:
+    """The reason phrase as the server sent it (RFC 9112 allows obs-text, bytes 0x80-0xFF).
+
+    The HTTP client decodes the phrase as UTF-8 with surrogate escapes, so encoding it back
+    the same way gives the server's bytes whatever their charset. Control bytes, which the
+    grammar forbids and which would end the line for a reader, are percent-escaped.
+    """
     reason = result.reason or _standard_reason(result.status)
-    return f"{result.status} {reason}".rstrip()
+    raw = reason.encode("utf-8", "surrogateescape")
+    if _CONTROL_RE.search(raw) is None:
+        return raw
+    return _CONTROL_RE.sub(lambda m: b"%%%02X" % m.group()[0], raw)
+
+
+_CONTROL_RE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _status_line(result: FetchResult) -> bytes:
+    """The response's first line: protocol, code and the server's reason bytes."""
+    line = b"HTTP/%s %d %s" % (
+        result.http_version.encode("ascii"),
+        result.status,
+        _reason_bytes(result),
+    )
+    return line.rstrip()
+
+
+class _ServerStatusAndHeaders(StatusAndHeaders):  # type: ignore[misc]
+    """warcio's header block with the status line kept byte for byte.
+
+    warcio writes the block as ASCII, percent-encoding non-ASCII header values; it would
+    fail on a non-ASCII reason phrase. The status line warcio sees is an ASCII stand-in; the
+    line written is the server's.
+    """
+
+    def __init__(self, result: FetchResult) -> None:
+        self._first_line = _status_line(result)
+        super().__init__(
+            self._first_line[5:].decode("ascii", "backslashreplace").split(" ", 1)[1],
+            _archived_headers(result.response_headers, len(result.body)),
+            protocol=f"HTTP/{result.http_version}",
+        )
+
+    def to_ascii_bytes(self, filter_func: object = None) -> bytes:
+        block: bytes = super().to_ascii_bytes(filter_func)
+        return self._first_line + block[block.index(b"\r\n") :]
 
 
 def _http_headers(result: FetchResult) -> StatusAndHeaders:
-    return StatusAndHeaders(
-        _status_text(result),
-        _archived_headers(result.response_headers, len(result.body)),
-        protocol=f"HTTP/{result.http_version}",
-    )
+    return _ServerStatusAndHeaders(result)
 
 
 def _archived_headers(headers: Headers, body_length: int) -> list[tuple[str, str]]:

@@ -78,8 +78,14 @@ def can_build(first_line: str, headers: Iterable[tuple[str, str]]) -> bool:
     return first_line.isascii() and all((name + value).isascii() for name, value in headers)
 
 
-def http_block(first_line: str, headers: Iterable[tuple[str, str]]) -> bytes:
-    """An HTTP header block: the first line, each header, a blank line (ASCII)."""
+def http_block(first_line: str | bytes, headers: Iterable[tuple[str, str]]) -> bytes:
+    """An HTTP header block: the first line, each header, a blank line (ASCII headers).
+
+    A first line given as bytes is kept as it is (a status line with the server's own
+    reason phrase, which may hold bytes 0x80-0xFF)."""
+    if isinstance(first_line, bytes):
+        lines = ["", *(f"{name}: {value}" for name, value in headers), "", ""]
+        return first_line + "\r\n".join(lines).encode("ascii")
     lines = [first_line, *(f"{name}: {value}" for name, value in headers), "", ""]
     return "\r\n".join(lines).encode("ascii")
 

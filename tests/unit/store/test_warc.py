@@ -593,3 +593,46 @@ def test_a_response_without_framing_headers_is_archived_without_any(tmp_path: Pa
             if r.rec_type == "response"
         ]
     assert responses == [([("Content-Type", "text/plain")], b"to the end")]
+
+
+# A reason phrase as the HTTP client hands it over: the server's bytes decoded as UTF-8 with
+# surrogate escapes (RFC 9112 allows bytes 0x80-0xFF there; clients are to ignore it).
+REASONS = {
+    "utf-8": ("Bien reçu", "Bien reçu".encode()),
+    "latin-1": (
+        "Não encontrado".encode("latin-1").decode("utf-8", "surrogateescape"),
+        "Não encontrado".encode("latin-1"),
+    ),
+    "control": ("A\x01B\x7f", b"A%01B%7F"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(REASONS))
+@pytest.mark.parametrize("header_value", ["plain", "café"])  # non-ASCII: warcio builds it
+def test_reason_phrase_keeps_the_servers_bytes(
+    tmp_path: Path, kind: str, header_value: str
+) -> None:
+    reason, archived = REASONS[kind]
+    page = replace(
+        sample_results()[1],
+        reason=reason,
+        response_headers=(("Content-Type", "text/html"), ("X-Note", header_value)),
+        body=bytes(range(256)) * 40,  # big enough to be deduplicated
+    )
+    twin = replace(page, url="http://example.com/twin")  # same payload: a revisit record
+    store = fixed_store(tmp_path)
+    write_all(store, [page, twin])
+    (path,) = store.files
+    checked = warcio_check(path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    with path.open("rb") as stream:
+        kinds = [
+            (record.rec_type, record.http_headers.statusline)
+            for record in ArchiveIterator(stream)
+            if record.rec_type in ("response", "revisit")
+        ]
+    # Readers decode the line as UTF-8, falling back to Latin-1 as warcio does.
+    expected = "200 " + archived.decode("iso-8859-1" if kind == "latin-1" else "utf-8")
+    assert kinds == [("response", expected), ("revisit", expected)]
+    raw = gzip.decompress(path.read_bytes())
+    assert raw.count(b"HTTP/1.1 200 " + archived + b"\r\n") == 2
