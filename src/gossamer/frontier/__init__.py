@@ -3,6 +3,7 @@
 from gossamer.frontier.backoff import Backoff, Outcome, retry_after
 from gossamer.frontier.frontier import Admission, Backlog, Frontier, NoBacklog
 from gossamer.frontier.hosts import HostState, Job, RobotsState
+from gossamer.frontier.politeness import HostTiming
 from gossamer.frontier.seen import SeenSet
 
 __all__ = [
@@ -11,6 +12,7 @@ __all__ = [
     "Backoff",
     "Frontier",
     "HostState",
+    "HostTiming",
     "Job",
     "NoBacklog",
     "Outcome",

@@ -1,13 +1,12 @@
-"""Frontier, host state over time: how long a host waits after an answer, and what is retried.
+"""Frontier, retries: which answer a fetch result is, and whether its URL is fetched again.
 
-Data flow: fetch result -> engine pipeline -> **backoff** -> ``Frontier.done`` / ``retry``.
-The frontier holds each host's run of consecutive faults (``HostState.errors_in_row``); this
-module turns an outcome into the wait that run implies:
+Data flow: fetch result -> engine pipeline -> **backoff** -> ``Frontier.retry`` / ``done``.
+The wait each answer implies is the politeness rule's (``frontier/politeness.py``, the one
+place it is written); this module reads the result and decides the retry:
 
-* 429 or 503: wait what Retry-After asks (else as for a fault), capped by ``max_backoff``,
-  and fetch the URL again, up to ``max_retries`` times;
-* 5xx or a transport fault: wait the host's delay (at least 1 s) doubled per fault in a row,
-  capped by ``max_backoff``;
+* 429 or 503: wait what Retry-After asks (else as for a fault), and fetch the URL again, up
+  to ``max_retries`` times;
+* 5xx or a transport fault: the doubling backoff;
 * a fault of this machine (out of file handles, memory or ports): not the host's doing, so the
   host only pauses briefly and the URL is queued again;
 * anything else: the host's ordinary delay, and its run of faults ends.
@@ -19,12 +18,11 @@ import email.utils
 from dataclasses import dataclass
 
 from gossamer.fetch import FetchResult
+from gossamer.frontier import politeness
 from gossamer.frontier.hosts import HostState
+from gossamer.frontier.politeness import LOCAL_FAULT_PAUSE, Answer
 
-__all__ = ["LOCAL_FAULT_PAUSE", "Backoff", "Outcome", "retry_after"]
-
-LOCAL_FAULT_PAUSE = 1.0  # seconds a host waits after a fault of this machine, not of the host
-_MAX_DOUBLINGS = 16
+__all__ = ["LOCAL_FAULT_PAUSE", "Backoff", "Outcome", "answer_of", "retry_after"]
 
 
 def retry_after(value: str | None, now: float) -> float | None:
@@ -51,11 +49,25 @@ class Outcome:
 
 
 _SUCCESS = Outcome(success=True)
+_FAULT = politeness.Outcome(Answer.FAULT)
+_LOCAL = politeness.Outcome(Answer.LOCAL)
+_ANY = politeness.HostTiming(0.0)  # a local fault's pause does not depend on the host
+
+
+def answer_of(result: FetchResult, now: float) -> politeness.Outcome | None:
+    """The politeness answer of a page fetch that reached the host (or failed on the way):
+    None for an ordinary answer, which only ends the run of faults."""
+    status = result.status
+    if status in (429, 503):
+        return politeness.Outcome(Answer.SLOW, retry_after(result.header("Retry-After"), now))
+    if status == 0 or status >= 500:
+        return _FAULT
+    return None
 
 
 @dataclass(frozen=True, slots=True)
 class Backoff:
-    """The retry and backoff policy, from the politeness settings."""
+    """The retry policy, and the politeness rule's wait for each answer."""
 
     max_retries: int  # retries of one URL after 429/503 or a local fault
     max_backoff: float  # cap on any wait
@@ -64,24 +76,14 @@ class Backoff:
         self, result: FetchResult, host: HostState, retries: int, now: float
     ) -> Outcome:
         """The outcome of a page fetch that reached the host (or failed on the way there)."""
-        status = result.status
-        if status in (429, 503):
-            wait = retry_after(result.header("Retry-After"), now)
-            backoff = wait if wait is not None else self.error_backoff(host)
-            return Outcome(
-                success=False,
-                backoff=min(backoff, self.max_backoff),
-                retry=retries < self.max_retries,
-            )
-        if status == 0 or status >= 500:
-            return Outcome(success=False, backoff=self.error_backoff(host))
-        return _SUCCESS
+        answer = answer_of(result, now)
+        if answer is None:
+            return _SUCCESS
+        wait = politeness.rest(host.timing, answer, self.max_backoff)
+        slow = answer.answer is Answer.SLOW
+        return Outcome(success=False, backoff=wait, retry=slow and retries < self.max_retries)
 
     def after_local_fault(self, retries: int) -> Outcome:
         """This machine ran out of something: the URL is queued again a few times."""
-        return Outcome(success=True, backoff=LOCAL_FAULT_PAUSE, retry=retries < self.max_retries)
-
-    def error_backoff(self, host: HostState) -> float:
-        """Exponential backoff after consecutive faults of one host, capped."""
-        base = max(host.delay, 1.0)
-        return float(min(base * 2 ** min(host.errors_in_row, _MAX_DOUBLINGS), self.max_backoff))
+        wait = politeness.rest(_ANY, _LOCAL, self.max_backoff)
+        return Outcome(success=True, backoff=wait, retry=retries < self.max_retries)

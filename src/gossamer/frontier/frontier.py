@@ -7,7 +7,8 @@ crawl spreads over many domains (fewest-fetched first); hosts waiting out their 
 heap keyed by the time they become ready. A host is in at most one heap and leaves it while it
 has ``max_per_host`` requests in flight or a robots.txt fetch under way. Every method is
 synchronous and takes ``now`` from an injected monotonic clock, so the timing is deterministic
-in tests; the engine's dispatcher owns the waiting.
+in tests; the engine's dispatcher owns the waiting. A host's timing (delay, Crawl-delay,
+backoff, next allowed time) moves only through the politeness rule (``politeness.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
 from typing import Protocol
 
+from gossamer.frontier import politeness
 from gossamer.frontier.hosts import HostState, Job, OriginRobots, RobotsState
 from gossamer.frontier.seen import SeenSet
 from gossamer.robots import RobotsRules
@@ -68,6 +70,7 @@ class Frontier:
         window: int = WINDOW,
     ) -> None:
         self._delay = delay
+        self._start = politeness.HostTiming(delay)  # every new host's timing
         self._max_per_host = max_per_host
         self._crawl_delay_cap = crawl_delay_cap
         self._robots_ttl = robots_ttl
@@ -110,7 +113,7 @@ class Frontier:
     def host(self, key: str) -> HostState:
         state = self._hosts.get(key)
         if state is None:
-            state = self._hosts[key] = HostState(key=key, delay=self._delay)
+            state = self._hosts[key] = HostState(key=key, timing=self._start)
         return state
 
     def seen(self, url: str) -> bool:
@@ -263,9 +266,9 @@ class Frontier:
         host.in_flight -= 1
         self._in_flight -= 1
         host.fetched += 1
-        host.errors_in_row = 0 if success else host.errors_in_row + 1
-        wait = max(host.delay, backoff)
-        host.next_time = max(host.next_time, self._clock() + wait)
+        host.timing = politeness.settle(
+            host.timing, fault=not success, rest=backoff, now=self._clock()
+        )
         self._schedule(host)
 
     def robots_rules(self, origin: str) -> RobotsRules | None:
@@ -289,13 +292,8 @@ class Frontier:
         robots.state = RobotsState.READY
         robots.failures = 0
         robots.expires = self._clock() + (self._robots_ttl if ttl is None else ttl)
-        host.delay = max(
-            [self._delay]
-            + [
-                min(r.rules.crawl_delay, self._crawl_delay_cap)
-                for r in host.origins.values()
-                if r.rules is not None and r.rules.crawl_delay is not None
-            ]
+        host.timing = politeness.with_crawl_delay(
+            host.timing, host.crawl_delay, delay=self._delay, cap=self._crawl_delay_cap
         )
         self._schedule(host)
 
@@ -329,8 +327,8 @@ class Frontier:
             self._schedule(host)
             return dropped
         robots.state = RobotsState.UNKNOWN
-        wait = self._robots_retry_delay * 2 ** (robots.failures - 1)
-        host.next_time = max(host.next_time, self._clock() + wait)
+        wait = politeness.robots_retry_wait(robots.failures, self._robots_retry_delay)
+        host.timing = politeness.defer(host.timing, self._clock() + wait)
         self._schedule(host)
         return None
 

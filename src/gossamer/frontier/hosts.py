@@ -11,6 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
+from gossamer.frontier.politeness import HostTiming
 from gossamer.robots import RobotsRules
 
 
@@ -33,6 +34,9 @@ class Job:
     def again(self) -> Job:
         """The same job, queued once more (a retry after 429/503 or a fault of this machine)."""
         return replace(self, retries=self.retries + 1)
+
+
+_NO_DELAY = HostTiming(0.0)  # frozen, so every host may start from the same value
 
 
 class RobotsState(Enum):
@@ -69,13 +73,28 @@ class HostState:
     origins: dict[str, OriginRobots] = field(default_factory=dict)  # robots.txt per origin
     robots_fetching: int = 0  # origins whose robots.txt is being fetched now
     given_up: int = 0  # origins given up, so admission checks the origin only when needed
-    delay: float = 0.0  # effective minimum gap between requests (config or Crawl-delay)
-    next_time: float = 0.0  # monotonic time before which no request may start
+    # delay, next allowed time (monotonic) and run of faults: moved only by the politeness
+    # rule (frontier/politeness.py)
+    timing: HostTiming = field(default_factory=lambda: _NO_DELAY)
     in_flight: int = 0
     fetched: int = 0  # jobs completed, for the fewest-fetched-first order
     admitted: int = 0  # URLs ever queued for this host, against the per-host budget
-    errors_in_row: int = 0  # consecutive 5xx or transport faults, for backoff
     heap: str = ""  # "ready", "sleeping" or "" : which scheduling heap holds this host
+
+    @property
+    def delay(self) -> float:
+        """Effective minimum gap between requests (the crawl's delay or Crawl-delay)."""
+        return self.timing.delay
+
+    @property
+    def next_time(self) -> float:
+        """Monotonic time before which no request may start."""
+        return self.timing.next_time
+
+    @property
+    def errors_in_row(self) -> int:
+        """Consecutive faults (5xx, 429/503, transport, unavailable robots.txt)."""
+        return self.timing.errors_in_row
 
     @property
     def has_work(self) -> bool:
@@ -85,6 +104,19 @@ class HostState:
     def deferred(self) -> bool:
         """Some origin of this host waits to retry an unavailable robots.txt."""
         return any(robots.deferred for robots in self.origins.values())
+
+    @property
+    def crawl_delay(self) -> float | None:
+        """The longest Crawl-delay its origins' robots.txt files name (None: none names one);
+        a host name is one server, so the most cautious origin sets its pace."""
+        return max(
+            (
+                r.rules.crawl_delay
+                for r in self.origins.values()
+                if r.rules is not None and r.rules.crawl_delay is not None
+            ),
+            default=None,
+        )
 
     def robots(self, origin: str) -> OriginRobots:
         state = self.origins.get(origin)

@@ -6,9 +6,10 @@ host name be contacted now? which rules hold for this origin?) -> fetch -> the g
 
 This is not what the study varies: whatever the frontier's synchronisation, the gate is one
 lock over a table of :class:`~gossamer.frontier.hosts.HostState`, the same state the async
-engine keeps. A host name has one slot (one request in flight over all its origins) and
-one next allowed time. robots.txt is fetched by the thread holding its host's slot, so no
-second thread can fetch it or a page of that host meanwhile.
+engine keeps, moved by the same politeness rule (``frontier/politeness.py``: delay,
+Crawl-delay, backoff, next allowed time). A host name has one slot (one request in flight
+over all its origins) and one next allowed time. robots.txt is fetched by the thread holding
+its host's slot, so no second thread can fetch it or a page of that host meanwhile.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from gossamer.frontier import politeness
 from gossamer.frontier.hosts import HostState
 from gossamer.robots import RobotsRules
 
@@ -35,6 +37,7 @@ class HostGate:
     ) -> None:
         self._delay = delay
         self._cap = crawl_delay_cap
+        self._start = politeness.HostTiming(delay)  # every new host's timing
         self._clock = clock
         self._lock = threading.Lock()
         self._hosts: dict[str, HostState] = {}
@@ -43,7 +46,7 @@ class HostGate:
     def _host(self, key: str) -> HostState:
         host = self._hosts.get(key)
         if host is None:
-            host = self._hosts[key] = HostState(key=key, delay=self._delay)
+            host = self._hosts[key] = HostState(key=key, timing=self._start)
         return host
 
     def claim(self, key: str) -> float:
@@ -68,8 +71,9 @@ class HostGate:
             if not requested:
                 return
             host.fetched += 1
-            host.errors_in_row = 0 if success else host.errors_in_row + 1
-            host.next_time = max(host.next_time, self._clock() + max(host.delay, backoff))
+            host.timing = politeness.settle(
+                host.timing, fault=not success, rest=backoff, now=self._clock()
+            )
 
     def state(self, key: str) -> HostState:
         """The host's state, for the backoff policy (read by the slot's holder only)."""
@@ -85,5 +89,7 @@ class HostGate:
         with self._lock:
             self._rules[origin] = rules
             host = self._host(host_key)
-            if rules.crawl_delay is not None:
-                host.delay = max(host.delay, min(rules.crawl_delay, self._cap))
+            host.robots(origin).rules = rules
+            host.timing = politeness.with_crawl_delay(
+                host.timing, host.crawl_delay, delay=self._delay, cap=self._cap
+            )

@@ -7,7 +7,7 @@ import email.utils
 import pytest
 
 from gossamer.fetch import FetchResult
-from gossamer.frontier import Backoff, HostState, Job
+from gossamer.frontier import Backoff, HostState, HostTiming, Job
 from gossamer.frontier.backoff import LOCAL_FAULT_PAUSE
 
 POLICY = Backoff(max_retries=2, max_backoff=100.0)
@@ -19,7 +19,7 @@ def answer(status: int, **headers: str) -> FetchResult:
 
 
 def test_a_429_waits_what_retry_after_asks_capped_and_is_retried_a_few_times() -> None:
-    host = HostState(key="a.test", delay=1.0)
+    host = HostState(key="a.test", timing=HostTiming(1.0))
     outcome = POLICY.after_response(answer(429, **{"Retry-After": "30"}), host, 0, NOW)
     assert (outcome.success, outcome.backoff, outcome.retry) == (False, 30.0, True)
     capped = POLICY.after_response(answer(503, **{"Retry-After": "9999"}), host, 1, NOW)
@@ -34,19 +34,19 @@ def test_retry_after_as_an_http_date() -> None:
 
 
 def test_without_retry_after_faults_in_a_row_double_the_wait() -> None:
-    host = HostState(key="a.test", delay=0.5)
+    host = HostState(key="a.test")
     waits = []
     for errors in range(4):
-        host.errors_in_row = errors
+        host.timing = HostTiming(0.5, errors_in_row=errors)
         waits.append(POLICY.after_response(answer(500), host, 0, NOW).backoff)
     assert waits == [1.0, 2.0, 4.0, 8.0]  # from at least 1 s
-    host.errors_in_row = 40
+    host.timing = HostTiming(0.5, errors_in_row=40)
     assert POLICY.after_response(answer(0), host, 0, NOW).backoff == 100.0
     assert POLICY.after_response(answer(429), host, 0, NOW).backoff == 100.0
 
 
 def test_a_success_or_a_plain_4xx_ends_the_run_of_faults() -> None:
-    host = HostState(key="a.test", errors_in_row=3)
+    host = HostState(key="a.test", timing=HostTiming(0.0, errors_in_row=3))
     for status in (200, 301, 404):
         outcome = POLICY.after_response(answer(status), host, 0, NOW)
         assert (outcome.success, outcome.backoff, outcome.retry) == (True, 0.0, False)
