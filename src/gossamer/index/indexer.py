@@ -16,7 +16,8 @@ Each batch is committed to tantivy first and then to the document store. A run k
 between leaves documents that tantivy has and the store does not; an ``in_flight`` mark,
 set before a batch starts and cleared in the store's commit of it, makes the next run
 delete each document's URL from tantivy before adding it again. An index written by an
-older Gossamer, without a field this one writes, is deleted and built again from the crawl.
+older Gossamer, without a field this one writes, or a damaged one (``schema.unusable``) is
+deleted and built again from the crawl.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from gossamer.index.schema import (
     INDEX_DIR,
     Fields,
     IndexHandle,
-    drop_outdated,
+    drop_unusable,
     open_index,
 )
 from gossamer.store.docstore import DocStore, PendingPage
@@ -293,8 +294,9 @@ def build_index(
     index_dir = crawl_dir / INDEX_DIR
     # One run at a time: the lock is taken before anything under DIR/index is touched.
     with IndexLock(crawl_dir, index_dir):
-        if drop_outdated(crawl_dir):
-            log.warning("the index was written by an older Gossamer; building it again")
+        dropped = drop_unusable(crawl_dir)
+        if dropped:
+            log.warning("the index of %s was %s; building it again", crawl_dir, dropped)
         with (
             DocStore(index_dir / DOCSTORE_FILE) as store,
             AnchorStore(index_dir / ANCHORS_FILE) as anchors,

@@ -9,12 +9,16 @@ keeps token positions, so a phrase such as "out of memory" still needs its words
 
 An index written before a field existed cannot be searched for it: ``open_index`` checks
 for the newest field (``Fields.ANCHORS``) and says to run ``gossamer index`` again, which
-rebuilds such an index from the crawl (see ``indexer``).
+rebuilds such an index from the crawl (see ``indexer``). So is a damaged one: tantivy and
+SQLite commit atomically, so a killed ``gossamer index`` never damages the index, but a disk
+or a hand can; a search then names the command, and ``gossamer index`` finds the damage
+(:func:`unusable`) and builds the index anew, as everything in it comes from the crawl.
 """
 
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +26,7 @@ import tantivy
 
 from gossamer.index.access import LOCK_NAME, readonly_index_path
 from gossamer.index.errors import IndexingError
+from gossamer.store.connect import readonly_uri
 
 __all__ = [
     "ANALYZER",
@@ -32,16 +37,23 @@ __all__ = [
     "Fields",
     "IndexHandle",
     "build_schema",
-    "drop_outdated",
+    "damaged",
+    "drop_unusable",
+    "has_tantivy",
     "is_current",
     "make_analyzer",
     "open_index",
+    "unusable",
     "url_words",
 ]
 
 INDEX_DIR = "index"  # under the crawl folder
 DOCSTORE_FILE = "docs.db"  # under INDEX_DIR: the document store (gossamer.store.docstore)
 _TANTIVY_DIR = "tantivy"  # under INDEX_DIR, beside the document store
+_STORES = (DOCSTORE_FILE, "anchors.db")  # the SQLite files beside it
+# SQLite's codes for a file that is not a database or whose pages are broken; any other
+# fault (a lock, a permission) says nothing about the file itself.
+_DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 ANALYZER = "gossamer_en"
 _MAX_TOKEN_BYTES = 40
 
@@ -141,6 +153,20 @@ class IndexHandle:
     path: Path
 
 
+def damaged(crawl_dir: Path, what: object) -> IndexingError:
+    """The error a search gives for a damaged index: what is wrong, and the command that
+    builds the index again."""
+    return IndexingError(
+        f"the search index of {crawl_dir} is damaged ({what}); run 'gossamer index {crawl_dir}'"
+        " to build it again"
+    )
+
+
+def has_tantivy(crawl_dir: Path) -> bool:
+    """Whether ``DIR/index`` holds a tantivy index (its ``meta.json``), whole or not."""
+    return (crawl_dir / INDEX_DIR / _TANTIVY_DIR / "meta.json").is_file()
+
+
 def open_index(crawl_dir: Path, *, create: bool) -> IndexHandle:
     """Open ``DIR/index/tantivy``; with ``create``, make it when it does not exist yet.
 
@@ -159,9 +185,13 @@ def open_index(crawl_dir: Path, *, create: bool) -> IndexHandle:
             path.mkdir(parents=True, exist_ok=True)
             index = tantivy.Index(build_schema(), path=str(path))
         else:
-            raise IndexingError(f"no search index in {crawl_dir}; run 'gossamer index' first")
-    except (ValueError, OSError) as exc:
-        raise IndexingError(f"cannot open search index {path}: {exc}") from exc
+            raise IndexingError(
+                f"no search index in {crawl_dir}; run 'gossamer index {crawl_dir}' first"
+            )
+    except OSError as exc:
+        raise IndexingError(f"cannot open search index {path}: {exc.strerror or exc}") from exc
+    except ValueError as exc:  # tantivy's answer to files it cannot make sense of
+        raise damaged(crawl_dir, exc) from exc
     if not create and not is_current(index.schema):
         raise IndexingError(
             f"the search index of {crawl_dir} was built by an older Gossamer;"
@@ -171,19 +201,77 @@ def open_index(crawl_dir: Path, *, create: bool) -> IndexHandle:
     return IndexHandle(index, index.schema, analyzer, path)
 
 
-def drop_outdated(crawl_dir: Path) -> bool:
-    """Delete an index written before this version's fields, so that it is built anew.
+def unusable(crawl_dir: Path) -> str:
+    """Why ``DIR/index`` must be built anew ("" when it need not): written by an older
+    Gossamer, or damaged (tantivy cannot open it, a SQLite file is not a database, or the
+    tantivy index and the document store disagree on whether anything is indexed: the store
+    commits a batch after tantivy, with a mark while in between)."""
+    index_dir = crawl_dir / INDEX_DIR
+    path = index_dir / _TANTIVY_DIR
+    for name in _STORES:
+        fault = _sqlite_damage(index_dir / name)
+        if fault:
+            return f"damaged: {name}: {fault}"
+    listed = _store_lists_documents(index_dir)
+    if not has_tantivy(crawl_dir):
+        return "damaged: the tantivy index is missing" if listed else ""
+    try:
+        index = tantivy.Index.open(str(path))
+        documents = index.searcher().num_docs
+    except ValueError as exc:
+        return f"damaged: {exc}"
+    if documents and not listed:
+        return f"damaged: the document store lists none of tantivy's {documents} documents"
+    return "" if is_current(index.schema) else "written by an older Gossamer"
+
+
+def _sqlite_damage(path: Path) -> str:
+    if not path.is_file():
+        return ""
+    try:
+        conn = sqlite3.connect(readonly_uri(path), uri=True)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return str(exc) if getattr(exc, "sqlite_errorcode", None) in _DAMAGE_CODES else ""
+    return ""
+
+
+_LISTS_DOCUMENTS = (
+    "SELECT EXISTS (SELECT 1 FROM docs)"
+    " OR EXISTS (SELECT 1 FROM meta WHERE key = 'in_flight' AND value = '1')"
+)
+
+
+def _store_lists_documents(index_dir: Path) -> bool:
+    """Whether the document store holds a document, or a batch that tantivy may hold and
+    the store not yet (``DocStore.in_flight``)."""
+    path = index_dir / DOCSTORE_FILE
+    if not path.is_file():
+        return False
+    try:
+        conn = sqlite3.connect(readonly_uri(path), uri=True)
+        try:
+            return bool(conn.execute(_LISTS_DOCUMENTS).fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False  # no tables yet: a first run killed before its first batch
+
+
+def drop_unusable(crawl_dir: Path) -> str:
+    """Delete an index that must be built anew (see :func:`unusable`); why, or "".
 
     Everything under ``DIR/index`` goes but the lock file (the caller holds that lock):
     tantivy's files, and the document and anchor stores that must agree with them.
     """
     index_dir = crawl_dir / INDEX_DIR
-    path = index_dir / _TANTIVY_DIR
     try:
-        if not (path.is_dir() and tantivy.Index.exists(str(path))):
-            return False
-        if is_current(tantivy.Index.open(str(path)).schema):
-            return False
+        reason = unusable(crawl_dir)
+        if not reason:
+            return ""
         for entry in index_dir.iterdir():
             if entry.name == LOCK_NAME:
                 continue
@@ -191,6 +279,6 @@ def drop_outdated(crawl_dir: Path) -> bool:
                 shutil.rmtree(entry)
             else:
                 entry.unlink()
-    except (ValueError, OSError) as exc:
-        raise IndexingError(f"cannot replace the outdated search index {path}: {exc}") from exc
-    return True
+    except OSError as exc:
+        raise IndexingError(f"cannot replace the search index {index_dir}: {exc}") from exc
+    return reason

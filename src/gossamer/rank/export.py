@@ -13,6 +13,12 @@ so it stays small and joins back to ``crawl.db`` (``urls.id``):
 =====================  ==========================================================
 
 PageRank is stored as computed (summing to 1 over the graph).
+
+Every file is written beside its final name, synced, and renamed into place only once all
+five are written (``store.tempfiles.replacing``): a ``rank`` killed mid-write leaves the
+previous ranks whole, and a search reads them as before. ``url_ranks.parquet``, the file a
+search looks for first, is renamed last. A file damaged some other way is refused with the
+command that computes it again.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from gossamer.rank.errors import RankError
+from gossamer.store.tempfiles import Replacement, replacing
 
 if TYPE_CHECKING:  # the search side reads ranks without the graph code and scipy
     import pyarrow as pa
@@ -57,12 +64,12 @@ class Ranks:
         return self.host_rank.get(host, 0.0)
 
 
-def _write(table: pa.Table, path: Path) -> None:
+def _write(table: pa.Table, path: Path, replacement: Replacement) -> None:
     import pyarrow as pa  # noqa: PLC0415 - pyarrow only when ranks are written or read
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     try:
-        pq.write_table(table, path, compression="zstd")
+        pq.write_table(table, replacement.beside(path), compression="zstd")
     except (OSError, pa.ArrowException) as exc:
         raise RankError(f"cannot write {path}: {exc}") from exc
 
@@ -76,28 +83,45 @@ def write_ranks(
     host_result: PageRankResult,
     summary: dict[str, Any],
 ) -> None:
+    """Replace the ranks in ``out`` by these, all five files or none."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with replacing() as replacement:
+            _write_all(
+                out,
+                replacement,
+                graph=graph,
+                url_result=url_result,
+                hosts=hosts,
+                host_result=host_result,
+                summary=summary,
+            )
+    except OSError as exc:
+        raise RankError(f"cannot write the ranks in {out}: {exc.strerror or exc}") from exc
+
+
+def _write_all(
+    out: Path,
+    replacement: Replacement,
+    *,
+    graph: UrlGraph,
+    url_result: PageRankResult,
+    hosts: HostGraph,
+    host_result: PageRankResult,
+    summary: dict[str, Any],
+) -> None:
     import numpy as np  # noqa: PLC0415 - as pyarrow: only where ranks are written or read
     import pyarrow as pa  # noqa: PLC0415
 
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise RankError(f"cannot create {out}: {exc.strerror}") from exc
     n = graph.nodes
-    _write(
-        pa.table(
-            {
-                "id": graph.ids,
-                "url": pa.array(graph.urls, type=pa.string()),
-                "host": pa.array([hosts.hosts[h] for h in hosts.host_of], type=pa.string()),
-                "pagerank": url_result.scores,
-                "in_links": np.bincount(graph.dst, minlength=n),
-                "out_links": np.bincount(graph.src, minlength=n),
-            }
-        ),
-        out / URL_RANKS,
+    replacement.beside(out / SUMMARY).write_text(
+        json.dumps(summary, indent=2) + "\n", encoding="utf-8"
     )
-    _write(pa.table({"src": graph.ids[graph.src], "dst": graph.ids[graph.dst]}), out / URL_EDGES)
+    _write(
+        pa.table({"src": graph.ids[graph.src], "dst": graph.ids[graph.dst]}),
+        out / URL_EDGES,
+        replacement,
+    )
     h = hosts.nodes
     _write(
         pa.table(
@@ -110,6 +134,7 @@ def write_ranks(
             }
         ),
         out / HOST_RANKS,
+        replacement,
     )
     names = np.array(hosts.hosts, dtype=object)
     _write(
@@ -121,11 +146,22 @@ def write_ranks(
             }
         ),
         out / HOST_EDGES,
+        replacement,
     )
-    try:
-        (out / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise RankError(f"cannot write {out / SUMMARY}: {exc.strerror}") from exc
+    _write(
+        pa.table(
+            {
+                "id": graph.ids,
+                "url": pa.array(graph.urls, type=pa.string()),
+                "host": pa.array([hosts.hosts[h] for h in hosts.host_of], type=pa.string()),
+                "pagerank": url_result.scores,
+                "in_links": np.bincount(graph.dst, minlength=n),
+                "out_links": np.bincount(graph.src, minlength=n),
+            }
+        ),
+        out / URL_RANKS,  # last: its presence says the crawl is ranked
+        replacement,
+    )
 
 
 def load_ranks(crawl_dir: Path) -> Ranks | None:
@@ -142,7 +178,10 @@ def load_ranks(crawl_dir: Path) -> Ranks | None:
         hosts = pq.ParquetFile(folder / HOST_RANKS).read(columns=["host", "pagerank"])
         summary = json.loads((folder / SUMMARY).read_text(encoding="utf-8"))
     except (OSError, pa.ArrowException, ValueError) as exc:
-        raise RankError(f"cannot read the ranks in {folder}: {exc}") from exc
+        raise RankError(
+            f"the ranks in {folder} are damaged ({exc}); run 'gossamer rank {crawl_dir}'"
+            " to compute them again"
+        ) from exc
     url_names, url_scores = _column_pairs(urls, "url")
     host_names, host_scores = _column_pairs(hosts, "host")
     return Ranks(

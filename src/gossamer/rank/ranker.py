@@ -1,20 +1,31 @@
 """Rank stage, driver: ``gossamer rank DIR`` computes PageRank per URL and per host.
 
 Data flow: crawl.db -> graph -> pagerank (twice) -> export to ``DIR/rank``.
+
+One run at a time per folder (``DIR/rank/.gossamer-rank.lock``, released by the kernel even
+after ``kill -9``); under it, the temporary files of a run killed before its renames are
+deleted.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from gossamer.lockfile import PidLock
 from gossamer.rank.defaults import DAMPING, TOLERANCE
+from gossamer.rank.errors import RankError
 from gossamer.rank.export import RANK_DIR, write_ranks
 from gossamer.rank.graph import host_graph, load_url_graph
 from gossamer.rank.pagerank import PageRankResult, pagerank
+from gossamer.store.tempfiles import remove_leftovers
 
-__all__ = ["LevelReport", "RankReport", "rank_crawl"]
+__all__ = ["LOCK_NAME", "LevelReport", "RankReport", "rank_crawl"]
+
+LOCK_NAME = ".gossamer-rank.lock"  # in DIR/rank, beside the Parquet files
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +90,25 @@ def _level(
     )
 
 
+@contextmanager
+def _only_run(crawl_dir: Path, out: Path) -> Iterator[None]:
+    lock = PidLock(out / LOCK_NAME)
+    try:
+        holder = lock.acquire()
+    except OSError as exc:
+        raise RankError(f"cannot write the ranks of {crawl_dir}: {exc.strerror or exc}") from exc
+    if holder is not None:
+        raise RankError(
+            f"the ranks of {crawl_dir} are being computed by another process (pid {holder});"
+            " wait for it to finish"
+        )
+    try:
+        remove_leftovers(out)
+        yield
+    finally:
+        lock.release()
+
+
 def rank_crawl(
     crawl_dir: Path,
     *,
@@ -87,6 +117,14 @@ def rank_crawl(
     top: int = 5,
 ) -> RankReport:
     """Compute and save URL and host PageRank for a crawl folder."""
+    if not (crawl_dir / "crawl.db").is_file():  # before the lock makes DIR/rank anywhere
+        raise RankError(f"{crawl_dir} has no crawl.db; is it a crawl folder?")
+    out = crawl_dir / RANK_DIR
+    with _only_run(crawl_dir, out):
+        return _rank(crawl_dir, out, damping, tolerance, top)
+
+
+def _rank(crawl_dir: Path, out: Path, damping: float, tolerance: float, top: int) -> RankReport:
     started = time.perf_counter()
     graph = load_url_graph(crawl_dir / "crawl.db")
     url_result = pagerank(graph.src, graph.dst, graph.nodes, damping=damping, tolerance=tolerance)
@@ -97,7 +135,6 @@ def rank_crawl(
     host_seconds = time.perf_counter() - started
     urls = _level(graph.urls, len(graph.src), url_result, url_seconds, top)
     host_level = _level(hosts.hosts, len(hosts.src), host_result, host_seconds, top)
-    out = crawl_dir / RANK_DIR
     summary = {
         "damping": damping,
         "tolerance": tolerance,

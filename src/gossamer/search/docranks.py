@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import struct
 import sys
 from array import array
@@ -31,6 +30,7 @@ from gossamer.index.schema import DOCSTORE_FILE, INDEX_DIR
 from gossamer.rank.export import RANK_DIR, URL_RANKS, load_ranks
 from gossamer.search.ranking import log_scaled
 from gossamer.store.docstore import DocStore
+from gossamer.store.tempfiles import replacing
 from gossamer.urls import host_or_empty as host_name
 
 __all__ = ["DOC_RANKS", "DocRanks", "doc_ranks", "save_doc_ranks"]
@@ -132,7 +132,6 @@ def save_doc_ranks(crawl_dir: Path) -> bool:
     folder = crawl_dir / INDEX_DIR
     if not (folder / DOCSTORE_FILE).is_file():
         return False
-    temporary = folder / f".{DOC_RANKS}.{os.getpid()}.tmp"
     try:
         store = DocStore(folder / DOCSTORE_FILE, readonly=True)
         try:
@@ -140,13 +139,11 @@ def save_doc_ranks(crawl_dir: Path) -> bool:
             found = _compute(crawl_dir, store)
         finally:
             store.close()
-        temporary.write_bytes(_encode(stamp, found))
-        temporary.replace(folder / DOC_RANKS)
+        with replacing() as replacement:  # a reader sees the old file or the new one
+            replacement.beside(folder / DOC_RANKS).write_bytes(_encode(stamp, found))
         with contextlib.suppress(OSError):
             (folder / "doc_ranks.npz").unlink()  # an earlier version's file, no longer read
     except (OSError, ValueError, GossamerError) as exc:  # searches stay correct without it
         log.warning("ranks by document not saved in %s: %s", folder, exc)
-        with contextlib.suppress(OSError):
-            temporary.unlink()
         return False
     return True

@@ -3,7 +3,8 @@
 Data flow: index -> **ready** -> search / web. ``gossamer search`` and ``gossamer serve`` ask
 before opening a :class:`~gossamer.search.engine.SearchEngine`, so that an index a failed
 ``gossamer index`` run left half-built is refused with a line saying what to run, instead of
-answering from part of the crawl as if it were all of it.
+answering from part of the crawl as if it were all of it. A damaged index is refused with
+the command that builds it again; ranks, read later, say the same of ``gossamer rank``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from gossamer.errors import StoreError
 from gossamer.index.access import is_writing
 from gossamer.index.errors import IndexingError
-from gossamer.index.schema import DOCSTORE_FILE, INDEX_DIR
+from gossamer.index.schema import DOCSTORE_FILE, INDEX_DIR, damaged, has_tantivy
 from gossamer.store.docstore import DocStore
 
 __all__ = ["require_complete_index"]
@@ -33,7 +34,7 @@ def require_complete_index(crawl_dir: Path) -> None:
         try:
             empty, in_flight = store.count() == 0, store.in_flight
         except StoreError as exc:
-            raise IndexingError(f"cannot read the search index of {crawl_dir}: {exc}") from exc
+            raise damaged(crawl_dir, exc) from exc
         if is_writing(index_dir):
             if empty:
                 raise IndexingError(
@@ -46,6 +47,8 @@ def require_complete_index(crawl_dir: Path) -> None:
                 f"the search index of {crawl_dir} is incomplete: the last 'gossamer index' run"
                 f" did not finish; {run} again"
             )
+        if not empty and not has_tantivy(crawl_dir):
+            raise damaged(crawl_dir, "its tantivy folder is missing")
         if empty and _has_pages(store, crawl_dir):
             raise IndexingError(
                 f"the search index of {crawl_dir} is incomplete: no page is indexed yet; {run}"

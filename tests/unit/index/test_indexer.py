@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -136,5 +137,5 @@ def test_interrupted_run_does_not_duplicate_documents(tmp_path: Path) -> None:
 def test_not_a_crawl_folder(tmp_path: Path) -> None:
     with pytest.raises(IndexingError, match=r"no crawl\.db"):
         build_index(tmp_path)
-    with pytest.raises(IndexingError, match="run 'gossamer index' first"):
+    with pytest.raises(IndexingError, match=re.escape(f"run 'gossamer index {tmp_path}' first")):
         open_index(tmp_path, create=False)
