@@ -10,7 +10,8 @@ The sources are only read: each ``crawl.db`` is attached read-only and immutable
 no ``-shm`` file), so a source must be a crawl that has ended: one still running holds its
 folder's lock, and one that was killed leaves a non-empty ``crawl.db-wal`` (resume it or
 run ``gossamer recover`` on it first). The result is built in ``OUT.partial-PID`` beside
-OUT and renamed to OUT only once complete; a failure removes it.
+OUT and renamed to OUT only once complete (``merge_scratch``, which also removes what merges
+killed on the way left).
 
 ``crawl.db`` is created by :class:`~gossamer.store.metadata.MetadataDB` (the current schema)
 and filled table by table, one source at a time, each in one SQL statement over the attached
@@ -39,8 +40,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
 import sqlite3
 import time
 from collections import Counter
@@ -51,6 +50,7 @@ from typing import Any
 
 from gossamer.errors import StoreError
 from gossamer.store.connect import faults
+from gossamer.store.merge_scratch import scratch_folder
 from gossamer.store.merge_warc import Placed, Relocation, merge_index, place_files, plan_names
 from gossamer.store.metadata import MetadataDB
 from gossamer.store.rows import PageRow
@@ -267,22 +267,12 @@ def merge_crawls(
     """
     started = time.perf_counter()
     sources = [read_source(folder) for folder in folders]
-    out = out.resolve()
-    partial = out.parent / f"{out.name}.partial-{os.getpid()}"
-    try:
-        partial.mkdir(parents=True)
-    except OSError as exc:
-        raise StoreError(f"cannot create {partial}: {exc.strerror}") from exc
-    try:
+    with scratch_folder(out.resolve()) as partial:
         summary = _build(partial, sources)
         if finish is not None:
             finish(partial, sources)
-        _publish(partial, out)
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
     seconds = time.perf_counter() - started
-    return MergeSummary(out, len(sources), *summary, seconds=seconds)
+    return MergeSummary(out.resolve(), len(sources), *summary, seconds=seconds)
 
 
 def _build(partial: Path, sources: Sequence[Source]) -> tuple[int, int, int, int, Placed]:
@@ -298,14 +288,6 @@ def _build(partial: Path, sources: Sequence[Source]) -> tuple[int, int, int, int
     lines = merge_index(partial / "index.cdxj", list(zip(folders, relocations, strict=True)))
     pages, urls, links = merge_databases(partial / "crawl.db", sources, relocations)
     return pages, urls, links, lines, placed
-
-
-def _publish(partial: Path, out: Path) -> None:
-    try:
-        # rename(2) replaces an empty folder, and fails on one that is not empty.
-        partial.replace(out)
-    except OSError as exc:
-        raise StoreError(f"cannot rename {partial} to {out}: {exc.strerror}") from exc
 
 
 def merge_databases(
