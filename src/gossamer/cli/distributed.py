@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from gossamer.config import CrawlConfig, requested, settle
 from gossamer.errors import ConfigError, escaped
 
 __all__ = ["add_frontier_flags", "add_parsers", "print_result", "shared_of"]
+
+log = logging.getLogger(__name__)
 
 _WORKER_FLAGS = {
     "concurrency": "--concurrency",
@@ -49,7 +52,8 @@ def add_frontier_flags(p: Any, *, required: bool) -> None:
         "--lease-ttl",
         type=seconds,
         default=30.0,
-        help="how long a dead worker's hosts stay leased before others take them (30s)",
+        help="how long a dead worker's hosts stay leased before others take them; for ctl, "
+        "the workers' value: a worker silent for longer is shown as gone (30s)",
     )
 
 
@@ -78,17 +82,21 @@ def _add_ctl_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="status as JSON")
 
 
+def _lease_ttl(args: argparse.Namespace) -> float:
+    if not 1.0 <= args.lease_ttl <= 3600.0:
+        raise ConfigError("--lease-ttl must be between 1s and 1h")
+    return float(args.lease_ttl)
+
+
 def shared_of(args: argparse.Namespace) -> Any:
     from gossamer.distributed.run import Shared  # noqa: PLC0415 - redis only when used
 
-    if not 1.0 <= args.lease_ttl <= 3600.0:
-        raise ConfigError("--lease-ttl must be between 1s and 1h")
     return Shared(
         url=args.frontier,
         name=args.name,
         worker=args.worker_name or "",
         patience=args.redis_patience,
-        lease_ttl=args.lease_ttl,
+        lease_ttl=_lease_ttl(args),
     )
 
 
@@ -117,30 +125,57 @@ def run_worker(args: argparse.Namespace) -> int:
 def run_ctl(args: argparse.Namespace) -> int:
     if (args.action == "add-seeds") != (args.seeds is not None):
         raise ConfigError("a seeds file goes with add-seeds, and only with it")
+    _lease_ttl(args)
     return asyncio.run(_ctl(args))
 
 
 async def _ctl(args: argparse.Namespace) -> int:
     from gossamer.distributed import control  # noqa: PLC0415
     from gossamer.distributed.run import connect, redacted  # noqa: PLC0415
-    from gossamer.distributed.seeding import add_seeds  # noqa: PLC0415
 
     redis = connect(args.frontier)
     try:
         with _unreachable(redacted(args.frontier)):
             if args.action == "status":
-                found = await control.status(redis, args.name)
+                found = await control.status(redis, args.name, ttl=args.lease_ttl)
                 print(json.dumps(_as_json(found)) if args.json else _as_text(found))
             elif args.action == "add-seeds":
-                queued = await add_seeds(redis, args.name, args.seeds)
-                print(f"{queued} new seed URLs queued in {args.name!r}")
+                await _add_seeds(redis, args)
             else:
                 state = {"pause": "paused", "resume": "running", "stop": "stopped"}[args.action]
                 await control.set_state(redis, args.name, state)
-                print(f"{args.name!r} is {state}")
+                said = f"{args.name!r} is {state}"
+                if state == "running":
+                    found = await control.status(redis, args.name, ttl=args.lease_ttl)
+                    if not found.alive:
+                        said += ", " + _nobody_works(args, redacted(args.frontier))
+                print(said)
     finally:
         await redis.aclose()
     return 0
+
+
+def _nobody_works(args: argparse.Namespace, where: str) -> str:
+    """What to say when a crawl is resumed that no live worker will carry on."""
+    return (
+        "but no worker is alive to crawl it: start one with "
+        f"gossamer worker --frontier {escaped(where)} --name {escaped(args.name)} --out DIR"
+    )
+
+
+async def _add_seeds(redis: Any, args: argparse.Namespace) -> None:
+    """Queue a seeds file's seeds; its bad lines said as ``gossamer crawl`` says them (a
+    warning each, with its line number: the good lines still count, so the exit status is 0;
+    no good line at all is a ``SeedError``, exit 2, again as for ``crawl``)."""
+    from gossamer.distributed.seeding import add_seeds  # noqa: PLC0415
+
+    added = await add_seeds(redis, args.name, args.seeds)
+    for problem in added.problems:
+        log.warning(
+            "seeds line %d ignored (%s): %s", problem.line, problem.reason, escaped(problem.text)
+        )
+    ignored = f"; {len(added.problems)} lines ignored" if added.problems else ""
+    print(f"{added.queued} new seed URLs queued in {args.name!r}{ignored}")
 
 
 @contextlib.contextmanager
@@ -161,15 +196,20 @@ def _as_json(found: Any) -> dict[str, Any]:
         "state": found.state,
         "queued_hosts": found.queued_hosts,
         "leased_hosts": found.leased_hosts,
+        "takeover_hosts": found.takeover_hosts,
         "queued_urls": found.queued_urls,
+        "domains": found.domains,
+        "workers_alive": len(found.alive),
         "workers": [
             {
                 "worker": w.worker,
+                "state": w.state,
                 "pages": w.pages,
                 "pages_per_second": round(w.pages_per_second, 2),
                 "errors": w.errors,
                 "hosts_leased": w.hosts,
-                "heartbeat_age": round(max(0.0, found.now - w.beat), 3),
+                "hosts_takeover": w.takeover,
+                "heartbeat_age": None if w.beat is None else round(w.age(found.now), 3),
             }
             for w in found.workers
         ],
@@ -177,16 +217,24 @@ def _as_json(found: Any) -> dict[str, Any]:
 
 
 def _as_text(found: Any) -> str:
+    takeover = (
+        f", {found.takeover_hosts} waiting for takeover from gone workers"
+        if found.takeover_hosts
+        else ""
+    )
     lines = [
         f"state: {found.state}; {found.queued_urls} URLs queued on {found.queued_hosts} "
-        f"waiting hosts, {found.leased_hosts} hosts leased",
-        f"{'worker':<28} {'pages':>8} {'pages/s':>8} {'errors':>7} {'hosts':>6} {'beat age':>9}",
+        f"waiting hosts, {found.leased_hosts} hosts leased{takeover}; "
+        f"{len(found.alive)} of {len(found.workers)} workers alive",
+        f"{'worker':<28} {'state':<8} {'pages':>8} {'pages/s':>8} {'errors':>7} {'hosts':>6} "
+        f"{'takeover':>8} {'beat age':>9}",
     ]
     for w in found.workers:
-        age = max(0.0, found.now - w.beat)
+        age = w.age(found.now)
+        shown = "-" if age is None else f"{age:.1f}s"
         lines.append(
-            f"{escaped(w.worker)[:28]:<28} {w.pages:>8} {w.pages_per_second:>8.1f} "
-            f"{w.errors:>7} {w.hosts:>6} {age:>8.1f}s"
+            f"{escaped(w.worker)[:28]:<28} {w.state:<8} {w.pages:>8} {w.pages_per_second:>8.1f} "
+            f"{w.errors:>7} {w.hosts:>6} {w.takeover:>8} {shown:>9}"
         )
     if not found.workers:
         lines.append("(no worker has reported yet)")

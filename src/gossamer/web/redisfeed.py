@@ -25,7 +25,7 @@ from redis.exceptions import RedisError
 
 from gossamer.distributed import control
 from gossamer.distributed.errors import SharedFrontierError
-from gossamer.distributed.livestatus import read_statuses
+from gossamer.distributed.frontier import LEASE_TTL
 from gossamer.distributed.seeding import add_seed_list
 from gossamer.engine.steering import MAX_SEEDS_TEXT, TICK
 from gossamer.monitor.series import Timeline
@@ -43,10 +43,12 @@ _COMMANDS = {"pause": "paused", "resume": "running", "stop": "stopped"}
 class RedisFeed(Versioned):
     """Follows the shared crawl ``name``; the same interface as ``feed.CrawlFeed``."""
 
-    def __init__(self, redis: Redis, name: str) -> None:
+    def __init__(self, redis: Redis, name: str, *, ttl: float = LEASE_TTL) -> None:
+        """``ttl``: the workers' lease TTL, past which a silent worker is shown as gone."""
         super().__init__()
         self._redis = redis
         self._name = name
+        self._ttl = ttl
         self._prefix = f"gossamer:{name}:"
         self.timeline = Timeline()
         self._started: float | None = None
@@ -96,17 +98,22 @@ class RedisFeed(Versioned):
 
     async def _read(self) -> dict[str, Any]:
         try:
-            shared = await control.status(self._redis, self._name)
-            parts = await read_statuses(self._redis, self._prefix)
+            shared = await control.status(self._redis, self._name, ttl=self._ttl)
         except (RedisError, SharedFrontierError, OSError) as exc:
             log.info("no shared crawl to follow: %s", exc)
             return dict(NOTHING)
-        return self._merged(shared, parts)
+        return self._merged(shared, dict(shared.parts or {}))
 
     def _merged(
         self, shared: control.CrawlStatus, parts: dict[str, dict[str, Any]]
     ) -> dict[str, Any]:
-        ended = bool(parts) and all(p.get("state") == "ended" for p in parts.values())
+        """One status from one snapshot of Redis: the workers' own statuses for their
+        counters, the leases and heartbeats for what each is doing now, and every total that
+        a row shows the sum of its rows."""
+        said = {w.worker: w.state for w in shared.workers}
+        ended = any(s == control.ENDED for s in said.values()) and all(
+            s != control.WORKING for s in said.values()
+        )
         state = {"running": "running", "paused": "paused", "stopped": "stopping"}[shared.state]
         if ended or (shared.state == "stopped" and not shared.leased_hosts):
             state = "ended"
@@ -116,7 +123,6 @@ class RedisFeed(Versioned):
                 default=0.0,
             )
         elapsed = time.time() - self._started
-        by_index = dict(enumerate(parts.values()))
         if parts:
             totals = merge_totals([p["totals"] for p in parts.values()], elapsed)
             self.timeline.sample(
@@ -126,21 +132,47 @@ class RedisFeed(Versioned):
         first = next(iter(parts.values()), {})
         targets = first.get("targets", {})
         status = merge_statuses(
-            by_index,
+            dict(enumerate(parts.values())),
             state=state,
             reason="stopped" if shared.state == "stopped" else "",
             elapsed=elapsed,
             timeline=self.timeline,
             targets=(targets.get("pages"), targets.get("seconds")),
         )
-        beats = {figures.worker: figures.beat for figures in shared.workers}
-        for row, name in zip(status["workers"], parts, strict=False):
-            age = shared.now - beats.get(name, shared.now)
-            row |= {"name": name, "heartbeat": time.time() - age}
+        rows = [_row(figures, parts.get(figures.worker), shared.now) for figures in shared.workers]
+        status["workers"] = rows
+        status["in_flight"] = sum(row["in_flight"] for row in rows)
+        status["concurrency"] = sum(
+            int(parts.get(w.worker, {}).get("concurrency") or 0)
+            for w in shared.workers
+            if w.state == control.WORKING
+        )
+        status["totals"]["domains"] = shared.domains  # a host visited by two workers is one
         status["queue"] = shared.queued_urls
         status["hosts"] = status["hosts"] | {
-            "active": shared.queued_hosts + shared.leased_hosts,
+            "active": shared.queued_hosts + shared.leased_hosts + shared.takeover_hosts,
             "visiting": shared.leased_hosts,
-            "waiting": shared.queued_hosts,
+            "waiting": shared.queued_hosts + shared.takeover_hosts,
+            "takeover": shared.takeover_hosts,
+            "known": shared.known_hosts,
         }
         return status
+
+
+def _row(figures: control.WorkerFigures, part: dict[str, Any] | None, now: float) -> dict[str, Any]:
+    """A worker's row: its counters as it last said them (its status's one row), what it
+    holds now from the leases, and ``gone`` when its heartbeat is older than the lease TTL."""
+    rows = (part or {}).get("workers") or [{}]
+    said: dict[str, Any] = {"pages": figures.pages, "errors": figures.errors} | rows[0]
+    if figures.state == control.WORKING:
+        state = str(said.get("state", "starting"))
+    else:
+        state = figures.state
+    return said | {
+        "name": figures.worker,
+        "state": state,
+        "leased_hosts": figures.hosts,
+        "in_flight": figures.hosts,  # one fetch under way per lease
+        "takeover_hosts": figures.takeover,
+        "heartbeat": time.time() - (figures.age(now) or 0.0),
+    }
