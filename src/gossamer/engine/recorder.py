@@ -193,6 +193,11 @@ class Recorder:
         parsed = parse_html(
             result.content[:PARSE_LIMIT], result.url, result.content_type, links=self._links_met
         )
+        if parsed.depth_capped:
+            # Over the parse's cost bound: links are those read before the nesting went too
+            # deep. Counted beside the errors (the page is stored as it came).
+            self._stats.record_error("parse_capped", job.host)
+            log.info("%s: nested past the parse's depth bound, read in part", result.url)
         targets = [link.url for link in parsed.links]
         if targets:
             self._db.add_links(result.url, targets)

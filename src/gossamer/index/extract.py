@@ -19,10 +19,11 @@ from dataclasses import dataclass
 
 import pypdf
 from pypdf.errors import PyPdfError
-from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser, LexborNode
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from gossamer.index.links import Anchor, anchors_of
 from gossamer.parse import decode_html
+from gossamer.parse.bounded import parse_bounded
 from gossamer.parse.html import robots_directives, title_of
 
 __all__ = ["MAX_TEXT_CHARS", "PageText", "extract", "extract_html", "extract_pdf", "kind_of"]
@@ -63,6 +64,7 @@ class PageText:
     lang_hint: str = ""  # <html lang>, lowercased primary subtag; "" when absent
     noindex: bool = False  # <meta name=robots content=noindex>
     anchors: tuple[Anchor, ...] = ()  # the page's links and their words, when its URL is known
+    depth_capped: bool = False  # over the parse's cost bound: the text is what could be read
 
 
 def kind_of(content_type: str | None) -> str | None:
@@ -170,7 +172,8 @@ def extract_html(content: bytes, content_type: str = "text/html", url: str = "")
     them, navigation included, since a menu entry names its target as well as any link.
     """
     text, _ = decode_html(content, content_type)
-    tree = LexborHTMLParser(text, options=LexborDocumentOptions.WO_EVENTS)
+    bounded = parse_bounded(text)
+    tree, capped = bounded.tree, bounded.capped
     title = title_of(tree) or _meta(tree, "og:title")
     description = _meta(tree, "description", "og:description", "twitter:description")
     noindex = _noindex(tree)
@@ -178,7 +181,7 @@ def extract_html(content: bytes, content_type: str = "text/html", url: str = "")
     anchors = anchors_of(tree, url) if url else ()
     body = tree.body
     if body is None:
-        return PageText("html", title, (), description, "", lang_hint, noindex, anchors)
+        return PageText("html", title, (), description, "", lang_hint, noindex, anchors, capped)
     _drop_boilerplate(body)
     roots = body.css("main, [role=main]") or body.css("article")
     if roots:
@@ -192,7 +195,9 @@ def extract_html(content: bytes, content_type: str = "text/html", url: str = "")
     if not title and headings:
         title = headings[0]
     main_text = main_text[:MAX_TEXT_CHARS]
-    return PageText("html", title, headings, description, main_text, lang_hint, noindex, anchors)
+    return PageText(
+        "html", title, headings, description, main_text, lang_hint, noindex, anchors, capped
+    )
 
 
 # pypdf parses hostile input in pure Python; these are the faults a broken file provokes.

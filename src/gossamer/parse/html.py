@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
 
-from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser, LexborNode
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from gossamer.parse.bounded import parse_bounded
 from gossamer.parse.charset import decode_html
 from gossamer.urls import resolve
 from gossamer.urls.canonical import CanonicalLinks
@@ -64,6 +65,9 @@ class ParsedPage:
     noindex: bool  # <meta name=robots content=noindex> (or "none")
     nofollow: bool
     text_encoding: str  # the Python codec the body was decoded with
+    # Over the parse's cost bound (see ``parse.bounded``): nesting past its depth was dropped,
+    # and the links and title are those that could be read.
+    depth_capped: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,8 +193,8 @@ def parse_html(
     of links met on earlier pages (a crawler parses many pages of one site).
     """
     text, encoding = decode_html(content, content_type)
-    # WO_EVENTS skips DOM mutation side effects, which link extraction never needs.
-    tree = LexborHTMLParser(text, options=LexborDocumentOptions.WO_EVENTS)
+    bounded = parse_bounded(text)
+    tree = bounded.tree
     # Walks by tag name cost a fraction of CSS selector matching; the selector is kept for
     # the rare page with <area> links (to keep document order across a and area) or <base>.
     anchors = tree.tags("a")
@@ -209,4 +213,5 @@ def parse_html(
         noindex=meta.noindex,
         nofollow=meta.nofollow,
         text_encoding=encoding,
+        depth_capped=bounded.capped,
     )

@@ -20,12 +20,17 @@ on a click (see ``links``): a link to another cached copy replaces the whole tab
 to the live web opens a new tab outside the sandbox.
 
 ``page`` is ASCII digits from 1 to ``MAX_PAGE``; a page past the last one shows the last one.
-Queries take milliseconds, so handlers call the engine directly on the event loop.
+Queries take milliseconds, so handlers call the engine directly on the event loop. A cached
+copy's link rewrite is the one step that can take longer (up to a few hundred milliseconds
+for 2 MiB of HTML, within the parse's cost bound): it runs in a thread (Lexbor lets go of the
+GIL while it parses), at most ``_PREPARED_AT_ONCE`` at a time, so the UI goes on answering.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Collection
 from pathlib import Path
 
 from aiohttp import web
@@ -57,6 +62,9 @@ CACHED_POLICY = (
 )
 _MAX_URL_CHARS = 8192
 _PAGE_DIGITS = len(str(MAX_PAGE))
+# Copies being prepared at once: one per core of a small machine; each holds a parse tree of
+# up to ~50 MB (24 times a 2 MiB copy), so three at once need not hold 150 MB.
+_PREPARED_AT_ONCE = 2
 
 
 class SearchSide:
@@ -100,6 +108,22 @@ ENGINE = web.AppKey("engine", SearchSide)
 RECORDS = web.AppKey("records", CrawlRecords)
 READER = web.AppKey("reader", WarcReader)
 ENGLISH = web.AppKey("english", bool)
+PREPARING = web.AppKey("preparing", asyncio.Semaphore)
+
+
+class _AskedOnLoop:
+    """``stored_pages`` for a copy prepared in a thread, asked on the event loop: the
+    read-only ``crawl.db`` connection serves one thread at a time, and handlers use it."""
+
+    def __init__(self, records: CrawlRecords, loop: asyncio.AbstractEventLoop) -> None:
+        self._records = records
+        self._loop = loop
+
+    def stored_pages(self, urls: Collection[str]) -> set[str]:
+        async def ask() -> set[str]:
+            return self._records.stored_pages(urls)
+
+        return asyncio.run_coroutine_threadsafe(ask(), self._loop).result()
 
 
 def _html(text: str, status: int = 200) -> web.Response:
@@ -163,7 +187,7 @@ async def _cached(request: web.Request) -> web.StreamResponse:
     copy = load_cached(request.app[RECORDS], request.app[READER], url)
     if copy is None:
         return _html(error_page("Not found", "No archived copy of this URL."), status=404)
-    return _html(cached_page(url, copy.crawled, local("/cached/raw", url=url)))
+    return _html(cached_page(url, copy.crawled, local("/cached/raw", url=url), copy.cut))
 
 
 async def _cached_raw(request: web.Request) -> web.StreamResponse:
@@ -171,7 +195,9 @@ async def _cached_raw(request: web.Request) -> web.StreamResponse:
     copy = load_cached(request.app[RECORDS], request.app[READER], url)
     if copy is None:
         raise web.HTTPNotFound(text="No archived copy of this URL.")
-    copy = relinked(copy, request.app[RECORDS])
+    records = _AskedOnLoop(request.app[RECORDS], asyncio.get_running_loop())
+    async with request.app[PREPARING]:
+        copy = await asyncio.to_thread(relinked, copy, records)
     response = web.Response(body=copy.body, headers={"Content-Type": copy.content_type})
     response.headers["Content-Security-Policy"] = CACHED_POLICY
     response.headers["X-Frame-Options"] = "SAMEORIGIN"
@@ -207,6 +233,7 @@ def make_app(
     app[RECORDS] = CrawlRecords(crawl_dir / "crawl.db")
     app[READER] = WarcReader(crawl_dir / "warc")
     app[ENGLISH] = english
+    app[PREPARING] = asyncio.Semaphore(_PREPARED_AT_ONCE)
     app.on_cleanup.append(_close)
     app.router.add_get("/", _home)
     app.router.add_get("/search", _search)

@@ -6,6 +6,12 @@ no scripts, no network, a sandboxed unique origin, so whatever the crawled page 
 nowhere. Here it is only decoded: HTML is re-encoded as UTF-8 (the header then states the
 charset, whatever the page claimed), PDFs become their extracted text, and other binary
 types are described rather than shown.
+
+A copy shows at most ``MAX_SHOWN`` bytes of an archived text or HTML body (``cut`` says how
+many more there were). A stored page may be tens of megabytes (a page of a million links
+is 30 MB, and its rewritten links make that 86 MB): nobody reads that in a cached copy, the
+browser struggles with it, and each copy being prepared holds a parse tree of ~24 times its
+size. 2 MiB is more than 99% of real HTML pages and half what the crawl reads for links.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from gossamer.parse import decode_html
 from gossamer.store import CrawlRecords
 from gossamer.web.render import esc
 
-__all__ = ["CachedCopy", "load_cached"]
+__all__ = ["MAX_SHOWN", "CachedCopy", "load_cached"]
+
+MAX_SHOWN = 2 * 1024 * 1024
 
 _HTML = "text/html; charset=utf-8"
 _IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -30,6 +38,7 @@ class CachedCopy:
     crawled: str  # WARC-Date of the response
     body: bytes  # what /cached/raw serves
     content_type: str  # its Content-Type
+    cut: int = 0  # bytes of the archived body left out (past MAX_SHOWN)
 
 
 def _note(text: str) -> bytes:
@@ -48,6 +57,10 @@ def load_cached(records: CrawlRecords, reader: WarcReader, url: str) -> CachedCo
     mime = response.content_type or row.content_type or ""
     base = mime.split(";", 1)[0].strip().lower()
     content = response.content
+    cut = 0
+    if kind_of(mime) == "html" or base.startswith("text/"):
+        cut = max(0, len(content) - MAX_SHOWN)
+        content = content[:MAX_SHOWN]
     if response.decode_error:
         body, kind = _note(f"The archived body is corrupt ({response.decode_error})."), _HTML
     elif kind_of(mime) == "html":
@@ -64,4 +77,4 @@ def load_cached(records: CrawlRecords, reader: WarcReader, url: str) -> CachedCo
         body, kind = content, base
     else:
         body, kind = _note(f"{len(content)} bytes of {mime or 'unknown type'}, not shown."), _HTML
-    return CachedCopy(url, response.date, body, kind)
+    return CachedCopy(url, response.date, body, kind, cut)

@@ -16,20 +16,27 @@ every ``<a href>`` and ``<area href>`` is rewritten before the copy is served:
 Relative links resolve against the page's URL, or its ``<base href>``, as a browser would;
 which targets were stored is asked once per page, in batches (``CrawlRecords.stored_pages``).
 The frame's sandbox allows exactly these two navigations (see ``app``).
+
+The work is bounded: the page is parsed within ``parse.bounded``'s cost bound, and only its
+first ``MAX_REWRITTEN`` links are rewritten (as many as the crawl follows from one page);
+later ones lose their ``href`` and stay as text, which costs a fraction of a rewrite.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
+from typing import Protocol
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from gossamer.store import CrawlRecords
+from gossamer.parse import MAX_LINKS
+from gossamer.parse.bounded import parse_bounded
 from gossamer.urls import canonicalize, resolve
 from gossamer.web.cached import CachedCopy
 from gossamer.web.render import route
 
-__all__ = ["SANDBOX_ALLOWS", "relink", "relinked"]
+__all__ = ["MAX_REWRITTEN", "SANDBOX_ALLOWS", "StoredPages", "relink", "relinked"]
 
 # What the cached copy's sandbox (the iframe's attribute and the CSP directive) allows: the two
 # navigations above, each only on a click. Scripts, forms and a shared origin stay forbidden.
@@ -38,9 +45,16 @@ SANDBOX_ALLOWS = (
 )
 _ANCHORS = "a[href], area[href]"
 _LIVE_REL = "noopener noreferrer"
+MAX_REWRITTEN = MAX_LINKS
 
 
-def relinked(copy: CachedCopy, records: CrawlRecords) -> CachedCopy:
+class StoredPages(Protocol):
+    """Which of some URLs the crawl stored (``CrawlRecords`` is one)."""
+
+    def stored_pages(self, urls: Collection[str]) -> set[str]: ...
+
+
+def relinked(copy: CachedCopy, records: StoredPages) -> CachedCopy:
     """``copy`` with its links rewritten when it is HTML; any other copy as it is."""
     if not copy.content_type.startswith("text/html"):
         return copy
@@ -48,15 +62,18 @@ def relinked(copy: CachedCopy, records: CrawlRecords) -> CachedCopy:
     return replace(copy, body=html.encode("utf-8"))
 
 
-def relink(html: str, page_url: str, records: CrawlRecords) -> str:
+def relink(html: str, page_url: str, records: StoredPages) -> str:
     """``html`` (the page found at ``page_url``) with every link rewritten as described above."""
-    tree = LexborHTMLParser(html)
+    bounded = parse_bounded(html, events=True)
+    tree = bounded.tree
     anchors = tree.css(_ANCHORS)
-    if not anchors:
+    if not anchors and not bounded.capped:
         return html
     base = _base(tree, page_url)
     outward: list[tuple[LexborNode, str, str]] = []  # (element, live URL, canonical URL)
-    for node in anchors:
+    for node in anchors[MAX_REWRITTEN:]:
+        _drop(node, "href", "target")
+    for node in anchors[:MAX_REWRITTEN]:
         href = (node.attrs.get("href") or "").strip()
         if href.startswith("#"):
             _drop(node, "target")  # a place in this document: the frame scrolls to it

@@ -16,6 +16,7 @@ from gossamer.search.info import PageInfo
 from gossamer.search.output import printable
 from gossamer.search.results import SearchHit, SearchPage
 from gossamer.store.docstore import DocRow
+from gossamer.web.cached import MAX_SHOWN
 from gossamer.web.links import SANDBOX_ALLOWS
 from gossamer.web.render import esc, layout, local, outbound
 
@@ -147,11 +148,13 @@ def _when(epoch: float | None) -> str:
     return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def cached_page(url: str, crawled: str, raw_link: str) -> str:
-    """The frame around a cached copy; the copy itself loads sandboxed from ``raw_link``."""
+def cached_page(url: str, crawled: str, raw_link: str, cut: int = 0) -> str:
+    """The frame around a cached copy; the copy itself loads sandboxed from ``raw_link``.
+    ``cut``: bytes of the archived page the copy leaves out."""
+    shown = f"It shows the page's first {MAX_SHOWN:,} bytes of {MAX_SHOWN + cut:,}. " if cut else ""
     body = (
         '<div class="cached-bar">This is Gossamer\'s copy of '
-        f"{outbound(url, url)} as it was crawled on <time>{esc(crawled)}</time>. "
+        f"{outbound(url, url)} as it was crawled on <time>{esc(crawled)}</time>. {shown}"
         f'Scripts are disabled. <a href="{local("/info", url=url)}">Page info</a></div>'
         # No scripts, no forms, a unique origin; links may only do what ``links`` makes of them.
         f'<iframe class="cached" sandbox="{SANDBOX_ALLOWS}" referrerpolicy="no-referrer"'
