@@ -29,11 +29,23 @@ from gossamer.fetch.faults import error_kind
 from gossamer.fetch.gate import AddressGate
 from gossamer.fetch.resolver import GuardedResolver, ResolveRule, check_literal
 from gossamer.fetch.result import FetchResult, Headers
+from gossamer.fetch.sniff import RESOURCE_HEADER, computed_type, media_type, needs_sniffing
+from gossamer.robots.parser import MAX_ROBOTS_BYTES, whole_lines
 from gossamer.urls import canonical_link
+
+__all__ = [
+    "ROBOTS_MAX_BYTES",
+    "ROBOTS_MAX_HOPS",
+    "SCHEMES",
+    "FetchLimits",
+    "Fetcher",
+    "media_type",  # lives in fetch/sniff.py; named here for the callers that import it here
+    "tls_context",
+]
 
 log = logging.getLogger(__name__)
 
-ROBOTS_MAX_BYTES = 500 * 1024
+ROBOTS_MAX_BYTES = MAX_ROBOTS_BYTES
 ROBOTS_MAX_HOPS = 5
 SCHEMES = ("http", "https")
 _ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,*/*;q=0.5"
@@ -47,10 +59,6 @@ class FetchLimits:
     max_body: int
     max_decoded: int
     keep_types: tuple[str, ...]
-
-
-def media_type(content_type: str | None) -> str:
-    return (content_type or "").split(";", 1)[0].strip().lower()
 
 
 def tls_context(ca_file: str | None) -> ssl.SSLContext | bool:
@@ -269,40 +277,10 @@ class Fetcher:
         async with self._session.get(target, allow_redirects=False) as resp:
             transport = resp.connection.transport if resp.connection else None
             peer = transport.get_extra_info("peername") if transport else None
-            ctype = resp.headers.get("Content-Type", "")
-            mtype = media_type(ctype)
-            error = ""
-            skipped = False
-            truncated = False
-            body = b""
-            declared = resp.content_length
-            keep = (
-                robots
-                or any_type
-                or not (200 <= resp.status < 300)
-                or mtype in self._limits.keep_types
-            )
-            if not keep:
-                skipped, error = True, "skipped_type"
-            elif declared is not None and declared > max_body and not robots:
-                skipped, error = True, "too_large"
+            if robots:
+                payload = await _read_robots(resp)
             else:
-                body, truncated = await _read_capped(resp.content, max_body)
-                if truncated:
-                    # robots.txt is still used: RFC 9309 lets a crawler stop at 500 KiB.
-                    error = "too_large"
-            content = b""
-            if body and not skipped:
-                try:
-                    # A robots.txt cut at 500 KiB keeps what it decodes to, up to 500 KiB.
-                    content = decode_body(
-                        body,
-                        resp.headers.get("Content-Encoding"),
-                        ROBOTS_MAX_BYTES if robots else self._limits.max_decoded,
-                        partial=robots,
-                    )
-                except DecodeError as exc:
-                    error = error or exc.kind
+                payload = await self._read_page(resp, max_body, any_type)
             return FetchResult(
                 url=url,
                 status=resp.status,
@@ -312,16 +290,87 @@ class Fetcher:
                 else "1.1",
                 request_headers=tuple(resp.request_info.headers.items()),
                 response_headers=_raw_headers(resp.raw_headers),
-                body=body,
-                content=content,
-                content_type=ctype,
+                body=payload.body,
+                content=payload.content,
+                content_type=payload.content_type,
                 started_at=started,
                 elapsed=time.monotonic() - t0,
                 remote_ip=str(peer[0]) if peer else "",
-                error=error,
-                truncated=truncated,
-                skipped_body=skipped,
+                error=payload.error,
+                truncated=payload.truncated,
+                skipped_body=payload.skipped,
             )
+
+    async def _read_page(
+        self, resp: aiohttp.ClientResponse, max_body: int, any_type: bool
+    ) -> _Payload:
+        """The body of a page (or, ``any_type``, a sitemap), if its type is kept and its size
+        allowed; a 2xx body without a usable type is read and sniffed (``fetch/sniff.py``)."""
+        declared = resp.headers.get("Content-Type", "")
+        success = 200 <= resp.status < 300
+        sniffed = success and not any_type
+        if sniffed and not needs_sniffing(declared) and not self._kept(declared):
+            return _Payload(content_type=declared, error="skipped_type", skipped=True)
+        if resp.content_length is not None and resp.content_length > max_body:
+            return _Payload(content_type=declared, error="too_large", skipped=True)
+        body, truncated = await _read_capped(resp.content, max_body)
+        error = "too_large" if truncated else ""
+        content = b""
+        if body:
+            try:
+                encoding = resp.headers.get("Content-Encoding")
+                content = decode_body(body, encoding, self._limits.max_decoded)
+            except DecodeError as exc:
+                error = error or exc.kind
+        if not sniffed or (body and not content):  # nothing decoded to look at
+            return _Payload(body, content, declared, error, truncated)
+        nosniff = resp.headers.get("X-Content-Type-Options", "").strip().lower() == "nosniff"
+        computed = computed_type(declared, content[:RESOURCE_HEADER], no_sniff=nosniff)
+        if not self._kept(computed):
+            # The same outcome as if the server had named that type: nothing archived.
+            return _Payload(content_type=computed, error="skipped_type", skipped=True)
+        return _Payload(body, content, computed, error, truncated)
+
+    def _kept(self, content_type: str) -> bool:
+        return media_type(content_type) in self._limits.keep_types
+
+
+@dataclass(frozen=True, slots=True)
+class _Payload:
+    """What was read of a response's body, and the type the crawl goes by."""
+
+    body: bytes = b""
+    content: bytes = b""
+    content_type: str = ""
+    error: str = ""
+    truncated: bool = False
+    skipped: bool = False
+
+
+async def _read_robots(resp: aiohttp.ClientResponse) -> _Payload:
+    """A robots.txt body: cut by the 500 KiB cap of RFC 9309 only, and then at a line end.
+
+    One byte past the cap is read, to tell whether the cut falls at a line end. A body the
+    network cut short is not cut by us: a compressed stream that stops early is a
+    ``bad_encoding`` (aiohttp already fails a short Content-Length or broken chunking), an
+    incomplete answer the robots status calls unavailable.
+    """
+    declared = resp.headers.get("Content-Type", "")
+    body, truncated = await _read_capped(resp.content, ROBOTS_MAX_BYTES + 1)
+    try:
+        content = decode_body(
+            body,
+            resp.headers.get("Content-Encoding"),
+            ROBOTS_MAX_BYTES + 1,
+            keep_prefix=True,
+            cut=truncated,
+        )
+    except DecodeError as exc:
+        return _Payload(body, b"", declared, exc.kind, truncated)
+    if truncated or len(content) > ROBOTS_MAX_BYTES:
+        content = whole_lines(content, ROBOTS_MAX_BYTES, cut=truncated)
+        return _Payload(body, content, declared, "too_large", truncated)
+    return _Payload(body, content, declared)
 
 
 async def _read_capped(stream: aiohttp.StreamReader, limit: int) -> tuple[bytes, bool]:

@@ -26,7 +26,7 @@ from enum import Enum
 
 from gossamer.robots.matcher import PathMatcher, RobotsRules, Rule, pattern_spellings
 
-__all__ = ["MAX_ROBOTS_BYTES", "parse_robots", "product_token"]
+__all__ = ["MAX_ROBOTS_BYTES", "parse_robots", "product_token", "whole_lines"]
 
 # RFC 9309 section 2.5: crawlers must read at least 500 KiB; we read no more than that.
 MAX_ROBOTS_BYTES = 500 * 1024
@@ -85,15 +85,30 @@ class _Group:
     delays: list[float] = field(default_factory=list)
 
 
+def whole_lines(content: bytes, limit: int = MAX_ROBOTS_BYTES, *, cut: bool = False) -> bytes:
+    """The first ``limit`` bytes of ``content``, less the line the cut falls in, if any.
+
+    A line cut short is a different rule (``Allow: /private/`` of ``Allow: /private/public/``)
+    than the site wrote, so it is dropped whole. To tell whether a cut at ``limit`` falls
+    exactly at a line end, give one byte more than ``limit`` when there is one. ``cut``:
+    ``content`` itself ends where a cap stopped reading, so its last line is whole only if
+    a line end closes it.
+    """
+    if len(content) > limit:
+        complete = content[limit : limit + 1] in (b"\n", b"\r")
+        content = content[:limit]
+    elif cut:
+        complete = content.endswith((b"\n", b"\r"))
+    else:
+        return content
+    if not complete:
+        end = max(content.rfind(b"\n"), content.rfind(b"\r"))
+        content = content[: end + 1]
+    return content
+
+
 def _lines(content: bytes) -> list[bytes]:
-    if len(content) > MAX_ROBOTS_BYTES:
-        complete = content[MAX_ROBOTS_BYTES : MAX_ROBOTS_BYTES + 1] in (b"\n", b"\r")
-        content = content[:MAX_ROBOTS_BYTES]
-        if not complete:
-            # The cut line is a different rule (a shorter prefix) than the site wrote.
-            end = max(content.rfind(b"\n"), content.rfind(b"\r"))
-            content = content[: end + 1]
-    content = content.removeprefix(_BOM)
+    content = whole_lines(content).removeprefix(_BOM)
     return content.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
 
 

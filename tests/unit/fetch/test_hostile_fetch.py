@@ -9,6 +9,7 @@ Nothing here is timed: the order of events shows what waited for what.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gzip
 import random
 import socket
@@ -21,7 +22,7 @@ from aiohttp.abc import AbstractResolver
 
 from gossamer.fetch.fetcher import ROBOTS_MAX_BYTES, Fetcher, FetchLimits
 from gossamer.fetch.resolver import parse_resolve
-from gossamer.robots import parse_robots
+from gossamer.robots import lasting, parse_robots
 from gossamer.testweb.hostile import (
     BAD_SCHEMES,
     CALM_TARGETS,
@@ -30,6 +31,8 @@ from gossamer.testweb.hostile import (
     HostileServer,
     head,
 )
+from gossamer.testweb.hostile.cases import CAFE
+from gossamer.urls import canonical_link
 
 from .loopback import StubResolver
 
@@ -60,13 +63,14 @@ def run(
     rules: tuple[str, ...] = (HOSTILE_RESOLVE,),
     allow_private: bool = False,
     system_resolver: AbstractResolver | None = None,
+    limits: FetchLimits = LIMITS,
 ) -> None:
     async def main() -> None:
         async with (
             HostileServer(samples=SAMPLES) as server,
             Fetcher(
                 user_agent="gossamer-test/1.0",
-                limits=LIMITS,
+                limits=limits,
                 resolve=tuple(parse_resolve(rule) for rule in rules),
                 allow_private=allow_private,
                 connections=16,
@@ -219,7 +223,9 @@ def test_huge_robots_txt_is_cut_at_500_kib_and_still_used() -> None:
         finally:
             tracemalloc.stop()
         assert (hop.status, hop.error, hop.truncated) == (200, "too_large", True)
-        assert len(hop.content) == ROBOTS_MAX_BYTES
+        # Cut at the last line end within 500 KiB: the padding line the cap falls in is gone.
+        assert ROBOTS_MAX_BYTES - 1030 < len(hop.content) <= ROBOTS_MAX_BYTES
+        assert hop.content.endswith(b"padding \n")
         rules = parse_robots(hop.content, "gossamer")
         assert not rules.is_allowed("/early/a.html")
         assert rules.is_allowed("/late/a.html")  # beyond 500 KiB: never read
@@ -238,7 +244,10 @@ def test_compressed_robots_txt_bomb_keeps_its_first_500_kib() -> None:
     async def scenario(server: HostileServer, fetcher: Fetcher) -> None:
         server.raw["robots-gz"] = reply
         (hop,) = await fetcher.fetch_robots(server.url("robots-gz", "/robots.txt"))
-        assert (hop.status, hop.error, len(hop.content)) == (200, "", ROBOTS_MAX_BYTES)
+        # The body came whole; its decoded form was cut at the cap, and at a line end.
+        assert (hop.status, hop.error, hop.truncated) == (200, "too_large", False)
+        assert ROBOTS_MAX_BYTES - 100 < len(hop.content) <= ROBOTS_MAX_BYTES
+        assert hop.content.endswith(b"\n")
 
     run(scenario)
 
@@ -267,3 +276,106 @@ def test_a_compressed_page_cut_at_the_cap_is_too_large_not_corrupt() -> None:
         assert len(result.body) == LIMITS.max_body
 
     run(scenario)
+
+
+# -- what servers really send (issue 26) ----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("case", "outcome"),
+    [("robots-gzip-cut", (200, "bad_encoding")), ("robots-plain-cut", (0, "bad_body"))],
+)
+def test_a_robots_txt_cut_by_the_network_is_unavailable(
+    case: str, outcome: tuple[int, str]
+) -> None:
+    async def scenario(server: HostileServer, fetcher: Fetcher) -> None:
+        (hop,) = await fetcher.fetch_robots(server.url(case, "/robots.txt"))
+        assert (hop.status, hop.error) == outcome
+        assert hop.content == b""  # never "Allow: /private/", the half of a rule
+        assert not lasting(hop.status, hop.error)  # unavailable: disallow all, ask again
+
+    run(scenario)
+
+
+def test_a_compressed_robots_txt_cut_by_our_cap_keeps_whole_lines() -> None:
+    # Incompressible lines: the gzip stream is larger than the cap, so the fetcher cuts it.
+    rng = random.Random(2)
+    lines = [b"User-agent: *", b"Disallow: /early/"]
+    lines += [b"Disallow: /" + rng.randbytes(40).hex().encode() for _ in range(12_000)]
+    body = gzip.compress(b"\n".join(lines) + b"\n", mtime=0)
+    assert len(body) > ROBOTS_MAX_BYTES
+    fields = [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")]
+    reply = head(200, [*fields, ("Content-Length", str(len(body)))]) + body
+
+    async def scenario(server: HostileServer, fetcher: Fetcher) -> None:
+        server.raw["robots-big-gz"] = reply
+        (hop,) = await fetcher.fetch_robots(server.url("robots-big-gz", "/robots.txt"))
+        assert (hop.status, hop.error, hop.truncated) == (200, "too_large", True)
+        assert hop.content.endswith(b"\n")
+        assert all(len(line) == 91 for line in hop.content.splitlines()[2:])  # none cut
+        assert lasting(hop.status, hop.error)
+        assert not parse_robots(hop.content, "gossamer").is_allowed("/early/a.html")
+
+    run(scenario)
+
+
+def test_raw_utf8_in_location_is_read_as_utf8() -> None:
+    async def scenario(server: HostileServer, fetcher: Fetcher) -> None:
+        moved = await fetcher.fetch(server.url("location-utf8", "/move"))
+        assert moved.header("Location") == CAFE
+        assert canonical_link(CAFE, moved.url) == server.url("location-utf8", "/caf%C3%A9")
+        # The bytes stay as sent, one character per byte, for the archive.
+        assert ("Location", CAFE.encode().decode("latin-1")) in moved.response_headers
+        # robots.txt redirects are followed by the fetcher itself: the same reading.
+        hops = await fetcher.fetch_robots(server.url("location-utf8", "/robots.txt"))
+        assert [(hop.status, hop.url) for hop in hops] == [
+            (301, server.url("location-utf8", "/robots.txt")),
+            (200, server.url("location-utf8", "/r%C3%A8gles.txt")),
+        ]
+        assert not parse_robots(hops[-1].content, "gossamer").is_allowed("/private/a.html")
+
+    run(scenario)
+
+
+def test_a_body_without_a_type_is_read_and_sniffed() -> None:
+    async def scenario(server: HostileServer, fetcher: Fetcher) -> None:
+        for target in ("/", "/a.html"):
+            page = await fetcher.fetch(server.url("no-type", target))
+            assert (page.status, page.error, page.content_type) == (200, "", "text/html")
+            assert page.content and page.header("Content-Type") is None
+        binary = await fetcher.fetch(server.url("no-type", "/data.bin"))
+        assert (binary.error, binary.content_type) == ("skipped_type", "application/octet-stream")
+        assert (binary.skipped_body, binary.body) == (True, b"")  # as if it had said so
+
+    run(scenario)
+
+
+def test_sniffing_reads_the_decoded_body_and_obeys_nosniff() -> None:
+    markup = b"<html><body><a href=/x>x</a></body></html>"
+    packed = gzip.compress(markup, mtime=0)
+    gzipped = head(200, [("Content-Encoding", "gzip"), ("Content-Length", str(len(packed)))])
+    nosniff = [("X-Content-Type-Options", "nosniff"), ("Content-Length", str(len(markup)))]
+
+    async def scenario(server: HostileServer, fetcher: Fetcher) -> None:
+        server.raw["untyped-gz"] = gzipped + packed
+        server.raw["nosniff"] = head(200, nosniff) + markup
+        page = await fetcher.fetch(server.url("untyped-gz"))
+        assert (page.error, page.content_type, page.content) == ("", "text/html", markup)
+        kept_out = await fetcher.fetch(server.url("nosniff"))
+        assert (kept_out.error, kept_out.content_type) == ("skipped_type", "text/plain")
+
+    run(scenario)
+
+
+def test_a_pdf_labelled_html_is_a_pdf() -> None:
+    async def scenario(server: HostileServer, fetcher: Fetcher) -> None:
+        result = await fetcher.fetch(server.url("pdf-as-html"))
+        assert result.header("Content-Type") == "text/html; charset=utf-8"  # as sent
+        if "application/pdf" in fetcher_types:
+            assert (result.error, result.content_type) == ("", "application/pdf")
+            assert result.content.startswith(b"%PDF-")
+        else:  # PDFs not kept: the page is skipped, as one labelled a PDF would be
+            assert (result.error, result.content_type) == ("skipped_type", "application/pdf")
+
+    fetcher_types: tuple[str, ...] = LIMITS.keep_types
+    run(scenario)
+    fetcher_types = ("text/html", "application/pdf")
+    run(scenario, limits=dataclasses.replace(LIMITS, keep_types=fetcher_types))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gossamer.robots import RobotsRules, parse_robots, product_token
-from gossamer.robots.parser import MAX_ROBOTS_BYTES
+from gossamer.robots.parser import MAX_ROBOTS_BYTES, whole_lines
 
 from .counting import counting
 
@@ -385,3 +385,31 @@ def test_rules_are_comparable_and_hashable_values() -> None:
     assert hash(rules(text)) == hash(rules(text))
     assert rules(text) != rules("User-agent: gossamer\nDisallow: /y\nCrawl-delay: 1\n")
     assert rules("") == RobotsRules.allow_all()
+
+
+# --- whole lines: a cap cuts at a line end (the fetcher's robots.txt reads use it too) -----
+
+
+@pytest.mark.parametrize(
+    ("content", "limit", "cut", "kept"),
+    [
+        (b"a\nbb\nccc\n", 20, False, b"a\nbb\nccc\n"),  # within the limit: all of it
+        (b"a\nbb\nccc", 20, False, b"a\nbb\nccc"),  # a whole file need not end its line
+        (b"a\nbb\nccc", 20, True, b"a\nbb\n"),  # ... a cut one must
+        (b"a\nbb\nccc\n", 20, True, b"a\nbb\nccc\n"),
+        (b"a\nbb\nccc\n", 5, False, b"a\nbb\n"),  # the cut falls right before a line end
+        (b"a\nbb\nccc\n", 4, False, b"a\nbb"),  # ... here too
+        (b"a\nbb\nccc\n", 3, False, b"a\n"),  # ... or inside a line: dropped
+        (b"a\rbb\r\nccc", 6, False, b"a\rbb\r\n"),
+        (b"abcdef", 3, False, b""),  # no line end at all: nothing whole
+    ],
+)
+def test_whole_lines(content: bytes, limit: int, cut: bool, kept: bytes) -> None:
+    assert whole_lines(content, limit, cut=cut) == kept
+
+
+def test_a_rule_cut_by_the_cap_is_not_read_as_a_shorter_one() -> None:
+    full = b"User-agent: *\nDisallow: /private/\nAllow: /private/public/\n"
+    cut = full[: full.index(b"public/")]
+    robots = rules(whole_lines(cut, len(cut) + 10, cut=True))
+    assert not robots.is_allowed("/private/secret.html")  # "Allow: /private/" is not read

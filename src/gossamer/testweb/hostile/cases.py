@@ -14,6 +14,7 @@ import itertools
 import random
 import socket
 import struct
+import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,15 @@ BAD_SCHEMES = (
 UNRESOLVABLE = f"http://{'x' * 64}.invalid/"
 BOMBS = {"bomb-gzip": "gzip", "bomb-deflate": "deflate", "bomb-br": "br", "bomb-zstd": "zstd"}
 _PRIVATE = b"User-agent: *\nDisallow: /private/\n"
+# What servers really send (issue 26). The robots.txt the two "-cut" cases mean to send, and
+# where the network cuts it: "Allow: /private/" would open the folder the file closes.
+CUT_ROBOTS = b"User-agent: *\nDisallow: /private/\nAllow: /private/public/\n"
+_ROBOTS_CUT_AT = CUT_ROBOTS.index(b"public/")
+CUT_ROBOTS_LINKS = ("/private/secret.html", "/private/public/a.html", "/open.html")
+CAFE = "/caf\u00e9"  # sent as raw UTF-8 in a Location header; asked for as /caf%C3%A9
+RULES_MOVED = "/r\u00e8gles.txt"  # where location-utf8's robots.txt redirects, raw UTF-8 too
+DEEP_DIVS = 150_000  # nesting depth of the deep-nesting page (~0.9 MB)
+DEEP_LINKS = ("/after/1.html", "/after/2.html")  # at the very end of the deep page
 
 # Hosts whose robots.txt and pages are plain: case -> (robots.txt body or status, links on "/").
 _SITES: dict[str, tuple[bytes | int, tuple[str, ...]]] = {
@@ -87,7 +97,18 @@ _SITES: dict[str, tuple[bytes | int, tuple[str, ...]]] = {
     "redirect-target": (_PRIVATE, ()),
     "unresolvable": (404, (UNRESOLVABLE,)),
 }
-_OWN_ROBOTS = frozenset({"calm", "many-links", "robots-huge", "robots-redirect", "robots-timeout"})
+_OWN_ROBOTS = frozenset(
+    {
+        "calm",
+        "many-links",
+        "robots-huge",
+        "robots-redirect",
+        "robots-timeout",
+        "robots-gzip-cut",
+        "robots-plain-cut",
+        "location-utf8",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +173,15 @@ class Cases:
             "calendar": self._calendar,  # an endless calendar
             "deeper": self._deeper,  # /a/a/a/... and /d/1/2/3/... without end
             "session": self._session,  # a fresh session id in every link
+            # -- what servers really send (issue 26) --
+            "reason-utf8": self._reason_utf8,  # "200 Bien reçu", the phrase in UTF-8
+            "reason-latin1": self._reason_latin1,  # "404 Não encontrado", in Latin-1
+            "robots-gzip-cut": self._robots_cut,  # a gzip stream ending inside a rule
+            "robots-plain-cut": self._robots_cut,  # the same cut: Content-Length unfulfilled
+            "location-utf8": self._location_utf8,  # raw UTF-8 in Location (robots.txt too)
+            "no-type": self._no_type,  # HTML, and binary, with no Content-Type at all
+            "pdf-as-html": self._pdf_as_html,  # a PDF labelled text/html
+            "deep-nesting": self._deep_nesting,  # 150,000 nested <div>s, links at the end
         }
 
     @property
@@ -378,3 +408,89 @@ class Cases:
         links = [f"{t}?sid={token}&view=full" for t in targets]
         links += [f"{t};jsessionid={token}" for t in targets]
         return await send(w, 200, page("session", links))
+
+    # -- what servers really send (issue 26) ----------------------------------------------------
+    async def _reason_utf8(self, req: Request, r: Reader, w: Writer) -> bool:
+        reason = "Bien re\u00e7u".encode()
+        if req.target not in ("/", "/suite.html"):
+            return await send(w, 404, page("not found"))
+        return await send(w, 200, page("re\u00e7u", ["/suite.html"]), reason=reason)
+
+    async def _reason_latin1(self, req: Request, r: Reader, w: Writer) -> bool:
+        return await send(w, 404, page("absent"), reason="N\u00e3o encontrado".encode("latin-1"))
+
+    async def _robots_cut(self, req: Request, r: Reader, w: Writer) -> bool:
+        if req.target == "/":
+            return await send(w, 200, page("cut robots", CUT_ROBOTS_LINKS))
+        if req.target != "/robots.txt":
+            return await send(w, 200, page("behind robots.txt"))
+        cut = CUT_ROBOTS[:_ROBOTS_CUT_AT]
+        if req.case == "robots-plain-cut":  # promises the whole file, sends the cut, hangs up
+            w.write(head(200, [("Content-Type", TEXT), ("Content-Length", str(len(CUT_ROBOTS)))]))
+            w.write(cut)
+            return False
+        # A whole HTTP body holding a gzip stream flushed at the cut, without its end.
+        packer = zlib.compressobj(wbits=31)
+        stream = packer.compress(cut) + packer.flush(zlib.Z_SYNC_FLUSH)
+        return await send(w, 200, stream, TEXT, headers=[("Content-Encoding", "gzip")])
+
+    async def _location_utf8(self, req: Request, r: Reader, w: Writer) -> bool:
+        if req.target == "/robots.txt":
+            return await redirect(w, 301, RULES_MOVED.encode())
+        if req.target == "/r%C3%A8gles.txt":
+            return await send(w, 200, _PRIVATE, TEXT)
+        if req.target == "/":
+            return await send(w, 200, page("utf-8", ["/move", "/private/a.html", "/open.html"]))
+        if req.target == "/move":
+            return await redirect(w, 302, CAFE.encode())
+        found = req.target in ("/caf%C3%A9", "/open.html")
+        return await send(w, 200 if found else 404, page("caf\u00e9" if found else "not found"))
+
+    async def _no_type(self, req: Request, r: Reader, w: Writer) -> bool:
+        if req.target == "/":
+            return await send(w, 200, page("untyped", ["/a.html", "/data.bin"]), None)
+        if req.target == "/a.html":  # markup after blank lines, in capitals
+            return await send(w, 200, b"\r\n\n  <HTML><BODY><P>untyped too</P></BODY></HTML>", None)
+        if req.target == "/data.bin":
+            return await send(w, 200, random.Random(7).randbytes(2048), None)
+        return await send(w, 404, page("not found"))
+
+    async def _pdf_as_html(self, req: Request, r: Reader, w: Writer) -> bool:
+        if req.target != "/":
+            return await send(w, 404, page("not found"))
+        # Its text holds markup: read as HTML, the page would lead to /from-pdf.html.
+        return await send(w, 200, tiny_pdf('<a href="/from-pdf.html">hidden</a> in a PDF'))
+
+    async def _deep_nesting(self, req: Request, r: Reader, w: Writer) -> bool:
+        if req.target == "/":
+            links = "".join(f'<a href="{href}">after</a>' for href in DEEP_LINKS)
+            body = b"<!DOCTYPE html><html><body>" + b"<div>\n" * DEEP_DIVS + links.encode()
+            return await send(w, 200, body)
+        found = req.target in DEEP_LINKS
+        return await send(w, 200 if found else 404, page("after" if found else "not found"))
+
+
+def tiny_pdf(text: str) -> bytes:
+    """A one-page PDF showing ``text`` (ASCII, no parentheses or backslashes)."""
+    content = f"BT /F1 12 Tf 10 50 Td ({text}) Tj ET".encode("ascii")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 400 100] "
+        b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)

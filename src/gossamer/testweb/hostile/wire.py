@@ -49,25 +49,38 @@ def page(title: str, links: Iterable[str] = ()) -> bytes:
     ).encode()
 
 
-def head(status: int, headers: Iterable[tuple[str, str]] = ()) -> bytes:
-    try:
-        reason = http.HTTPStatus(status).phrase
-    except ValueError:
-        reason = "Whatever"
-    lines = [f"HTTP/1.1 {status} {reason}", *(f"{k}: {v}" for k, v in headers), "", ""]
-    return "\r\n".join(lines).encode("latin-1")
+def head(
+    status: int, headers: Iterable[tuple[str, str | bytes]] = (), reason: bytes | None = None
+) -> bytes:
+    """A status line and header block. A ``str`` value goes out as Latin-1, a ``bytes`` one
+    (raw UTF-8, say) as it is; ``reason`` replaces the standard phrase, bytes as they are."""
+    if reason is None:
+        try:
+            reason = http.HTTPStatus(status).phrase.encode()
+        except ValueError:
+            reason = b"Whatever"
+    lines = [b"HTTP/1.1 %d %s" % (status, reason)]
+    for name, value in headers:
+        raw = value if isinstance(value, bytes) else value.encode("latin-1")
+        lines.append(name.encode("latin-1") + b": " + raw)
+    return b"\r\n".join([*lines, b"", b""])
 
 
 async def send(
     w: Writer,
     status: int,
     body: bytes = b"",
-    content_type: str = HTML,
-    headers: Iterable[tuple[str, str]] = (),
+    content_type: str | None = HTML,
+    headers: Iterable[tuple[str, str | bytes]] = (),
+    *,
+    reason: bytes | None = None,
 ) -> bool:
-    """A well-formed response with a Content-Length; the connection stays open."""
-    fields = [("Content-Type", content_type), ("Content-Length", str(len(body))), *headers]
-    w.write(head(status, fields) + body)
+    """A well-formed response with a Content-Length; the connection stays open.
+
+    ``content_type`` None sends no Content-Type at all."""
+    typed = [] if content_type is None else [("Content-Type", content_type)]
+    fields = [*typed, ("Content-Length", str(len(body))), *headers]
+    w.write(head(status, fields, reason) + body)
     await w.drain()
     return True
 
@@ -91,7 +104,7 @@ async def stream(w: Writer, first: bytes, pieces: Iterable[bytes]) -> bool:
     return False
 
 
-async def redirect(w: Writer, status: int, location: str) -> bool:
+async def redirect(w: Writer, status: int, location: str | bytes) -> bool:
     return await send(w, status, page("moved"), headers=[("Location", location)])
 
 
