@@ -8,11 +8,14 @@ against every other worker.
 Key layout, all under ``gossamer:{NAME}:`` (``P``)::
 
     P settings          string  the crawl's settings, JSON (settings.py)
-    P politeness        hash    delay, crawl_delay_cap, max_backoff, max_retries, per_host
+    P politeness        hash    delay, crawl_delay_cap, max_backoff, max_retries, per_host,
+                                target (the page target, 0: none)
     P q:HOST            list    the host's queued jobs (codec.py JSON), oldest first
     P ready             zset    host -> next-allowed time; unleased hosts with queued work
-    P host:HOST         hash    next, crawl_delay, errors, fetched, admitted
-    P lease:HOST        hash    worker, token, job (in flight), expires
+    P host:HOST         hash    delay, next, errors (frontier.politeness.HostTiming; delay
+                                once its robots.txt was read), fetched, admitted
+    P lease:HOST        hash    worker, token, job (in flight), expires, reserved (a page)
+    P pages / reserved  string  pages stored crawl-wide / page leases not yet completed
     P leases            zset    host -> lease expiry, for the reaper
     P held:WORKER       set     the hosts a worker holds, for its heartbeat
     P tokens            string  the fencing-token counter
@@ -41,6 +44,7 @@ from gossamer.distributed import lua, settings
 from gossamer.distributed.codec import decode_job, encode_job, seen_member
 from gossamer.distributed.errors import SharedFrontierError
 from gossamer.frontier.hosts import Job
+from gossamer.frontier.politeness import Answer, HostTiming, Outcome
 from gossamer.urls import host_of
 
 __all__ = [
@@ -150,6 +154,7 @@ class RedisFrontier:
         self._reap = redis.register_script(lua.REAP)
         self._add = redis.register_script(lua.ADD)
         self._create = redis.register_script(lua.CREATE)
+        self._crawl_delay = redis.register_script(lua.CRAWL_DELAY)
 
     def _now(self) -> str:
         return "" if self._clock is None else repr(self._clock())
@@ -162,6 +167,8 @@ class RedisFrontier:
         """Store the crawl's settings unless a crawl of this name exists; True if created.
         One script, so a creator that dies half-way leaves nothing half-made."""
         fields = settings.politeness_fields(config)
+        # LEASE reserves pages of the target, so a shared crawl stores exactly max_pages.
+        fields["target"] = str(config.max_pages or 0)
         args = [self.prefix, settings.to_json(config)]
         args += [item for pair in fields.items() for item in pair]
         with _wrapped("create the crawl"):
@@ -186,7 +193,9 @@ class RedisFrontier:
         return queued
 
     async def lease(self) -> LeaseAnswer:
-        """Lease the earliest ready host to this worker and take its next job."""
+        """Lease the earliest ready host to this worker and take its next job (and, under a
+        page target, one page of it: ``Halted("target")`` once the target is stored, ``Idle``
+        while the pages stored and reserved by other leases reach it)."""
         reply = await self._run(self._lease, [self.worker, repr(self.ttl), REAP_LIMIT])
         kind = _text(reply[0])
         if kind == "job":
@@ -205,23 +214,29 @@ class RedisFrontier:
         self,
         lease: Lease,
         *,
-        outcome: str = "ok",
+        outcome: Outcome | str = "ok",
         retry_after: float | None = None,
         retry: Job | None = None,
         links: Iterable[Job] = (),
         count_page: bool = False,
     ) -> Done | Lost:
-        """Record the fetch of ``lease.job``: ``outcome`` is ``ok``, ``fault`` (5xx or transport:
-        exponential backoff) or ``slow`` (429/503, waits ``retry_after`` if given); ``retry`` is
-        queued again; ``links`` go through the seen-set; ``count_page`` adds one to the crawl's
-        stored pages (``P pages``). Refused (Lost) under a stale token."""
-        if outcome not in {"ok", "fault", "slow"}:
-            raise ValueError(f"unknown outcome {outcome!r}")
+        """Record the fetch of ``lease.job``; the host's timing moves as
+        :func:`gossamer.frontier.politeness.after` says for ``outcome``: a politeness
+        ``Outcome``, or its answer's name (``ok``, ``fault``, ``slow``, ``local``,
+        ``unavailable``) with ``retry_after`` as its wait (Retry-After; the seconds to the next
+        robots.txt attempt). ``retry`` is queued again; ``links`` go through the seen-set;
+        ``count_page`` adds one to the crawl's stored pages (``P pages``), else the lease's
+        page reservation goes back to the target. Refused (Lost) under a stale token."""
+        if isinstance(outcome, str):
+            try:
+                outcome = Outcome(Answer(outcome), retry_after)
+            except ValueError:
+                raise ValueError(f"unknown outcome {outcome!r}") from None
         args: list[str] = [
             lease.host,
             lease.token,
-            outcome,
-            "" if retry_after is None else repr(float(retry_after)),
+            outcome.answer.value,
+            "" if outcome.wait is None else repr(float(outcome.wait)),
             "" if retry is None else encode_job(retry),
             "1" if count_page else "0",
         ]
@@ -260,13 +275,23 @@ class RedisFrontier:
         reply = await self._run(self._reap, [limit])
         return [_text(host) for host in reply[:-1]], int(reply[-1])
 
-    async def set_crawl_delay(self, host: str, seconds: float) -> float:
-        """Record a robots.txt Crawl-delay for ``host``, capped by the crawl's cap."""
-        with _wrapped("record a Crawl-delay"):
-            cap = await self.redis.hget(self.prefix + "politeness", "crawl_delay_cap")
-            value = min(max(seconds, 0.0), float(cap or 0.0))
-            await self.redis.hset(self.prefix + "host:" + host, "crawl_delay", repr(value))
-        return value
+    async def set_crawl_delay(self, host: str, seconds: float | None) -> float:
+        """Record ``host``'s robots.txt Crawl-delay (None: its robots.txt names none), capped
+        by the crawl's cap; the host's delay from now on."""
+        value = "" if seconds is None else repr(float(seconds))
+        return float(await self._run(self._crawl_delay, [host, value]))
+
+    async def timing(self, host: str) -> HostTiming:
+        """The host's politeness state, as :mod:`gossamer.frontier.politeness` keeps it."""
+        with _wrapped("read a host's timing"):
+            got = await self.redis.hmget(self.prefix + "host:" + host, "delay", "next", "errors")
+            base = await self.redis.hget(self.prefix + "politeness", "delay")
+        delay, nxt, errors = (None if v is None else _text(v) for v in got)
+        return HostTiming(
+            float(delay if delay is not None else base or 0.0),
+            float(nxt or 0.0),
+            int(errors or 0),
+        )
 
     async def host_state(self, host: str) -> dict[str, float]:
         with _wrapped("read a host's state"):

@@ -6,17 +6,28 @@ the crawl's keys consistent, whatever the other workers do at the same moment:
 
 * ``LEASE``: reap expired leases, then take the earliest host in the ready schedule whose
   next-allowed time has come, lease it to the calling worker with a fresh fencing token and a
-  TTL, pop its next job and record that job as the lease's in-flight job.
-* ``COMPLETE``: only under the lease's current token: record the host's next-allowed time
-  (delay, Crawl-delay, backoff), queue the retry and the page's new links (seen-set checked),
-  release the lease and put the host back in the schedule if it has work.
+  TTL, pop its next job and record that job as the lease's in-flight job. Under a page
+  target the lease also reserves one page of it, and none is handed out while the pages
+  stored and reserved reach the target, so the crawl stores exactly the target.
+* ``COMPLETE``: only under the lease's current token: move the host's timing by the
+  politeness rule (``after`` below), queue the retry and the page's new links (seen-set
+  checked), count the page or give its reservation back, release the lease and put the host
+  back in the schedule if it has work.
+* ``CRAWL_DELAY``: a robots.txt Crawl-delay sets the host's delay (``with_crawl_delay``).
 * ``RENEW``: the heartbeat; extends the worker's unexpired leases, drops the ones it lost,
   stores its figures.
-* ``REAP``: expired leases give their in-flight job back to the front of the host's queue
-  and the host back to the schedule.
+* ``REAP``: expired leases give their in-flight job back to the front of the host's queue,
+  their page reservation back to the target and the host back to the schedule.
 * ``ADD``: seeds and other discoveries outside a completion.
 * ``CREATE``: the settings, the politeness values the scripts read and the control state,
   all or nothing, and only if the crawl does not exist yet.
+
+The host's timing is the hash ``P host:HOST`` (``delay``, ``next``, ``errors``), the state of
+:class:`gossamer.frontier.politeness.HostTiming`, and the Lua functions ``after`` and
+``with_crawl_delay`` are the mirror of the Python functions of that name: the same
+arithmetic on the same doubles, so the two agree exactly
+(``tests/unit/distributed/test_politeness_mirror.py``). Retry-After and the robots.txt retry
+wait are worked out in Python and passed as seconds.
 
 Every script takes the key prefix as ``ARGV[1]`` and the time as ``ARGV[2]`` (empty: Redis
 ``TIME``, one clock for every machine; a number: an injected clock for tests). Times are
@@ -27,10 +38,19 @@ on one Redis server (not a Redis Cluster; see the notes of issue 12).
 
 from __future__ import annotations
 
-__all__ = ["ADD", "COMPLETE", "CREATE", "LEASE", "REAP", "RENEW"]
+from gossamer.frontier.politeness import LOCAL_FAULT_PAUSE, MAX_DOUBLINGS
 
-_COMMON = """
+__all__ = ["ADD", "COMPLETE", "CRAWL_DELAY", "CREATE", "LEASE", "REAP", "RENEW"]
+
+_COMMON = (
+    """
 local P = ARGV[1]
+local LOCAL_FAULT_PAUSE = """
+    + repr(LOCAL_FAULT_PAUSE)
+    + """
+local MAX_DOUBLINGS = """
+    + str(MAX_DOUBLINGS)
+    + """
 local function fmt(x) return string.format('%.17g', x) end
 local function clock(arg)
   if arg ~= '' then return tonumber(arg) end
@@ -48,24 +68,69 @@ end
 local function wake()
   if scheduled > 0 then redis.call('PUBLISH', P..'work', scheduled) end
 end
+-- The host's delay: its own once its robots.txt was read (CRAWL_DELAY), else the crawl's.
+local function host_delay(hk)
+  local own = tonumber(redis.call('HGET', hk, 'delay') or '')
+  if own then return own end
+  return tonumber(redis.call('HGET', P..'politeness', 'delay') or '0')
+end
+-- politeness.with_crawl_delay: the crawl's delay or the capped Crawl-delay, the longer.
+local function with_crawl_delay(hk, crawl_delay)
+  local pol = redis.call('HMGET', P..'politeness', 'delay', 'crawl_delay_cap')
+  local delay = tonumber(pol[1])
+  if crawl_delay then delay = math.max(delay, math.min(crawl_delay, tonumber(pol[2]))) end
+  redis.call('HSET', hk, 'delay', fmt(delay))
+  return delay
+end
+-- politeness.error_backoff
+local function error_backoff(delay, errors, max_backoff)
+  return math.min(math.max(delay, 1) * 2 ^ math.min(errors, MAX_DOUBLINGS), max_backoff)
+end
+-- politeness.after: answer 'ok' | 'fault' | 'slow' | 'local' | 'unavailable'; wait the
+-- seconds the outcome named (Retry-After, the next robots.txt attempt) or nil.
+local function after(hk, answer, wait, now)
+  local max_backoff = tonumber(redis.call('HGET', P..'politeness', 'max_backoff'))
+  local delay = host_delay(hk)
+  local got = redis.call('HMGET', hk, 'errors', 'next')
+  local errors = tonumber(got[1] or '0')
+  local rest = 0
+  if answer == 'fault' then
+    rest = error_backoff(delay, errors, max_backoff)
+  elseif answer == 'slow' then
+    rest = math.min(wait or error_backoff(delay, errors, max_backoff), max_backoff)
+  elseif answer == 'local' then
+    rest = wait or LOCAL_FAULT_PAUSE
+  elseif answer == 'unavailable' then
+    rest = wait or 0
+  end
+  if answer == 'ok' or answer == 'local' then errors = 0 else errors = errors + 1 end
+  local nxt = math.max(tonumber(got[2] or '0'), now + math.max(delay, rest))
+  redis.call('HSET', hk, 'next', fmt(nxt), 'errors', tostring(errors))
+  return nxt
+end
+-- A page reserved by a lease and not stored after all goes back to the target.
+local function unreserve()
+  if redis.call('DECR', P..'reserved') < 0 then redis.call('SET', P..'reserved', '0') end
+  scheduled = scheduled + 1  -- a worker waiting for room under the target may lease again
+end
 local function reap(now, limit)
   local hosts = redis.call('ZRANGEBYSCORE', P..'leases', '-inf', now, 'LIMIT', 0, limit)
   local returned = 0
-  local delay = tonumber(redis.call('HGET', P..'politeness', 'delay') or '0')
   for _, host in ipairs(hosts) do
     local lease = P..'lease:'..host
-    local got = redis.call('HMGET', lease, 'worker', 'job')
+    local got = redis.call('HMGET', lease, 'worker', 'job', 'reserved')
     if got[2] then
       redis.call('LPUSH', P..'q:'..host, got[2])
       returned = returned + 1
     end
     if got[1] then redis.call('SREM', P..'held:'..got[1], host) end
+    if got[3] then unreserve() end
     redis.call('DEL', lease)
     redis.call('ZREM', P..'leases', host)
     -- the dead worker's request may still reach the host: its delay counts from now
     local hk = P..'host:'..host
     local nxt = tonumber(redis.call('HGET', hk, 'next') or '0')
-    redis.call('HSET', hk, 'next', fmt(math.max(nxt, now + delay)))
+    redis.call('HSET', hk, 'next', fmt(math.max(nxt, now + host_delay(hk))))
     schedule(host)
   end
   return hosts, returned
@@ -88,6 +153,7 @@ local function admit(base, count)
   return queued
 end
 """
+)
 
 # ARGV: prefix, now, reap_limit -> {hosts reaped..., jobs returned (last)}
 REAP = (
@@ -101,7 +167,8 @@ return hosts
 )
 
 # ARGV: prefix, now, worker, ttl, reap_limit
-# -> {'job', host, token, job} | {'wait', time} | {'idle'} | {'finished'} | {'paused'|'stopped'}
+# -> {'job', host, token, job} | {'wait', time} | {'idle'} | {'finished'}
+#    | {'paused'|'stopped'|'target'}
 LEASE = (
     _COMMON
     + """
@@ -109,6 +176,18 @@ local now = clock(ARGV[2])
 local state = redis.call('HGET', P..'control', 'state')
 if state == 'paused' or state == 'stopped' then return {state} end
 reap(now, tonumber(ARGV[5]))
+-- The page target (0: none): a lease reserves one page of it, so that the pages stored
+-- plus the fetches that may still store one never pass it.
+local target = tonumber(redis.call('HGET', P..'politeness', 'target') or '0')
+local reserve = target > 0
+if reserve then
+  local stored = tonumber(redis.call('GET', P..'pages') or '0')
+  if stored >= target then wake() return {'target'} end
+  if stored + tonumber(redis.call('GET', P..'reserved') or '0') >= target then
+    wake()
+    return {'idle'}  -- the fetches in flight may reach it, or give their pages back
+  end
+end
 for _ = 1, 16 do
   local first = redis.call('ZRANGE', P..'ready', 0, 0, 'WITHSCORES')
   if #first == 0 then
@@ -124,6 +203,10 @@ for _ = 1, 16 do
     local expires = now + tonumber(ARGV[4])
     redis.call('HSET', P..'lease:'..host, 'worker', ARGV[3], 'token', token, 'job', job,
                'expires', fmt(expires))
+    if reserve then
+      redis.call('HSET', P..'lease:'..host, 'reserved', '1')
+      redis.call('INCR', P..'reserved')
+    end
     redis.call('ZADD', P..'leases', expires, host)
     redis.call('SADD', P..'held:'..ARGV[3], host)
     return {'job', host, token, job}
@@ -133,47 +216,44 @@ return {'wait', fmt(now)}
 """
 )
 
-# ARGV: prefix, now, host, token, outcome ('ok'|'fault'|'slow'), retry_after ('' or seconds),
-#       retry job ('' or JSON), then (shard, member, host, job) per link
-# -> {'done', next-allowed time, links queued} | {'lost'}
+# ARGV: prefix, now, host, token, answer ('ok'|'fault'|'slow'|'local'|'unavailable'),
+#       wait ('' or seconds: Retry-After, the next robots.txt attempt), retry job ('' or
+#       JSON), count page ('1'|'0'), then (shard, member, host, job) per link
+# -> {'done', next-allowed time, links queued, pages stored} | {'lost'}
 COMPLETE = (
     _COMMON
     + """
 local now = clock(ARGV[2])
 local host = ARGV[3]
 local lease = P..'lease:'..host
-if redis.call('HGET', lease, 'token') ~= ARGV[4] then return {'lost'} end
-local worker = redis.call('HGET', lease, 'worker')
+local held = redis.call('HMGET', lease, 'token', 'worker', 'reserved')
+if held[1] ~= ARGV[4] then return {'lost'} end
 local hk = P..'host:'..host
-local pol = redis.call('HMGET', P..'politeness', 'delay', 'max_backoff')
-local max_backoff = tonumber(pol[2])
-local delay = math.max(tonumber(pol[1]), tonumber(redis.call('HGET', hk, 'crawl_delay') or '0'))
-local errors = tonumber(redis.call('HGET', hk, 'errors') or '0')
-local backoff = 0
-if ARGV[5] == 'ok' then
-  redis.call('HSET', hk, 'errors', '0')
-else
-  redis.call('HSET', hk, 'errors', tostring(errors + 1))
-  if ARGV[6] ~= '' then
-    backoff = math.min(tonumber(ARGV[6]), max_backoff)
-  elseif ARGV[5] == 'fault' then
-    backoff = math.min(math.max(delay, 1) * 2 ^ math.min(errors, 16), max_backoff)
-  end
-end
-local before = tonumber(redis.call('HGET', hk, 'next') or '0')
-local nxt = math.max(before, now + math.max(delay, backoff))
-redis.call('HSET', hk, 'next', fmt(nxt))
+local nxt = after(hk, ARGV[5], tonumber(ARGV[6]), now)
 redis.call('HINCRBY', hk, 'fetched', 1)
 if ARGV[7] ~= '' then redis.call('RPUSH', P..'q:'..host, ARGV[7]) end
 redis.call('DEL', lease)
 redis.call('ZREM', P..'leases', host)
-redis.call('SREM', P..'held:'..worker, host)
+redis.call('SREM', P..'held:'..held[2], host)
 local pages = 0
-if ARGV[8] == '1' then pages = redis.call('INCR', P..'pages') end
+if ARGV[8] == '1' then
+  pages = redis.call('INCR', P..'pages')
+  if held[3] then redis.call('DECR', P..'reserved') end  -- the reservation became the page
+elseif held[3] then
+  unreserve()
+end
 local queued = admit(9, (#ARGV - 8) / 4)
 schedule(host)
 wake()
 return {'done', fmt(nxt), queued, pages}
+"""
+)
+
+# ARGV: prefix, now, host, Crawl-delay ('' = none) -> the host's delay
+CRAWL_DELAY = (
+    _COMMON
+    + """
+return fmt(with_crawl_delay(P..'host:'..ARGV[3], tonumber(ARGV[4])))
 """
 )
 
