@@ -5,7 +5,10 @@ ordinary crawl folder. The unsynchronised frontier's collisions are counted, not
 from __future__ import annotations
 
 import json
+import threading
+from collections import Counter
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -134,3 +137,63 @@ def test_the_seed_000_pipeline_files_every_page_once_into_the_url_tree(
     assert pipeline["url_files"] == len(filed)
     assert "files written more than once: 0" in (tree / "statistics.txt").read_text()
     assert site.report().concurrent_violations == 0
+
+
+class _MovedRobots(BaseHTTPRequestHandler):
+    """a.web.test's robots.txt redirects to b.web.test's, whose rules keep /private out."""
+
+    asked: Counter[str]
+    lock = threading.Lock()
+
+    def do_GET(self) -> None:
+        host = self.headers["Host"]
+        with self.lock:
+            self.asked[f"{host.split('.')[0]}{self.path}"] += 1
+        if self.path == "/robots.txt" and host.startswith("a."):
+            port = host.rsplit(":", 1)[1]
+            self._answer(301, b"", Location=f"http://b.web.test:{port}/robots.txt")
+        elif self.path == "/robots.txt":
+            self._answer(200, b"User-agent: *\nDisallow: /private\n", type="text/plain")
+        else:
+            links = '<a href="/page">p</a><a href="/private/x">x</a>' if self.path == "/" else ""
+            self._answer(200, f"<html><body>{links}</body></html>".encode())
+
+    def _answer(self, status: int, body: bytes, type: str = "text/html", **headers: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet: the test reads ``asked``."""
+
+
+@pytest.mark.parametrize("first", ["a", "b"])
+def test_a_robots_txt_reached_by_a_redirect_is_fetched_once(tmp_path: Path, first: str) -> None:
+    """a's robots.txt answers with a redirect to b's. Crawling a first, the answer it lands on
+    is b's too; crawling b first, a's redirect is not followed to a robots.txt already known.
+    Either way b's robots.txt is asked for once, and its rules hold for a."""
+    asked: Counter[str] = Counter()
+    handler = type("Handler", (_MovedRobots,), {"asked": asked})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    try:
+        port = server.server_address[1]
+        order = ["a", "b"] if first == "a" else ["b", "a"]
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("".join(f"http://{h}.web.test:{port}/\n" for h in order))
+        config = local_config(seeds, tmp_path / "out")
+        outcome = run_threaded(config, parse_seeds(seeds.read_text()), ThreadOptions(threads=1))
+    finally:
+        server.shutdown()
+        serving.join()
+        server.server_close()
+    assert outcome.reason == "exhausted"
+    assert asked["b/robots.txt"] == 1
+    assert asked["a/robots.txt"] == 1
+    assert asked["a/page"] == asked["b/page"] == 1
+    assert asked["a/private/x"] == asked["b/private/x"] == 0  # b's rules, a's too

@@ -183,7 +183,7 @@ class CrawlerThread(threading.Thread):
         """Fetch the origin's robots.txt with this slot; the page job goes back to wait."""
         s = self._s
         robots_job = Job(url=robots_url(origin), host=job.host, robots=True)
-        hops = runner.run(fetcher.fetch_robots(robots_job.url, known=lambda _url: False))
+        hops = runner.run(fetcher.fetch_robots(robots_job.url, known=s.gate.knows_robots))
         final = hops[-1]
         with s.store:
             rules = s.record_robots(robots_job, hops)
@@ -191,7 +191,7 @@ class CrawlerThread(threading.Thread):
             if fall_back:
                 s.fall_back(job)
             new = self._take_admitted()
-        s.gate.set_rules(origin, job.host, rules)
+        s.gate.set_robots(origin, job.host, rules, final)
         made_request = final.error not in LOCAL_FAULTS
         s.gate.release(job.host, requested=made_request, success=lasting(final.status, final.error))
         self._hand_over(new)
