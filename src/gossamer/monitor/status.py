@@ -20,6 +20,9 @@ The shape (``version`` 1):
   (robots.txt unavailable);
 - ``workers``: one row per crawl loop (one for a lone crawl); ``busiest`` and ``slowest``:
   a few hosts with their politeness state; ``timeline``: the ``Timeline``'s samples.
+- a crawl shared through Redis adds ``hosts.takeover`` (leased to a worker silent past the
+  lease TTL, counted in ``waiting``) and, per row, ``takeover_hosts``; such a row's ``state``
+  is ``gone``.
 """
 
 from __future__ import annotations
