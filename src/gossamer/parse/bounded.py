@@ -42,7 +42,7 @@ MAX_DEPTH = 512  # open elements the parser is allowed to hold
 SAFE_TAGS = 2048  # a page with at most this many "<" is parsed unscanned
 _LEAK_CAP = 16  # formatting elements awaiting re-opening, before they are closed explicitly
 _REBUILDS = 100_000  # re-openings of pending formatting elements allowed (~1 us each)
-SCAN_TAGS = 150_000  # past this many "<", a page is flattened instead of scanned
+SCAN_TAGS = 100_000  # past this many "<", a page is flattened instead of scanned
 _NOAH = 3  # the parser keeps at most three identical formatting elements (Noah's Ark clause)
 _WALK = 2 * MAX_DEPTH  # entries an end tag looks down the stack before giving up
 
@@ -107,16 +107,22 @@ _COMMENT_END = re.compile(r"--!?>")
 _RAW_END = {name: re.compile(rf"</{name}[\t\n\f\r />]", re.IGNORECASE) for name in _RAW}
 
 
-# Flattening, for a page too long to scan: every tag goes except comments, raw-text elements
-# with their content, and the tags that carry links or metadata, none of which nest. One
-# substitution in C: what group 1 holds stays, any other tag is replaced by nothing.
-_FLAT = re.compile(
+# Flattening, for a page too long to scan: every tag goes but the tags that carry links or
+# metadata (none of which nest), and comments and raw-text elements keep their content. Both
+# steps run in C: a split that sets the raw parts aside, and a substitution by nothing.
+_RAW_PART = re.compile(
     r"(<!--(?:>|->|.*?(?:--!?>|\Z))"
-    r"|<(script|style|textarea|title|xmp|iframe|noembed|noframes)\b[^>]*>.*?(?:</\2\s*>|\Z)"
-    r"|<(?:a|area|base|img|meta|link|br)\b[^>]*>|</a\s*>)"
-    r"|</?[A-Za-z][^>]*>?",
+    r"|<(script|style|textarea|title|xmp|iframe|noembed|noframes)\b[^>]*>.*?(?:</\2\s*>|\Z))",
     re.IGNORECASE | re.DOTALL,
 )
+_NESTING_TAG = re.compile(r"<(?!(?i:a|area|base|img|meta|link|br)\b|/(?i:a)\b)/?[A-Za-z][^>]*>?")
+
+
+def _flatten(html: str) -> str:
+    parts = _RAW_PART.split(html)  # text, raw part, raw element's name, text, ...
+    parts[::3] = [_NESTING_TAG.sub("", text) for text in parts[::3]]
+    del parts[2::3]
+    return "".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +157,7 @@ def bound_html(html: str) -> BoundedHtml:
     if tags <= SAFE_TAGS:
         return BoundedHtml(html, False)
     if tags > SCAN_TAGS:
-        return BoundedHtml(_FLAT.sub(r"\1", html), True)
+        return BoundedHtml(_flatten(html), True)
     scanned = _Scan(html).run()
     return BoundedHtml(html, False) if scanned is None else BoundedHtml(scanned, True)
 
