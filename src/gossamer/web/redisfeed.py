@@ -67,7 +67,15 @@ class RedisFeed(Versioned):
         try:
             if cmd in _COMMANDS:
                 await control.set_state(self._redis, self._name, _COMMANDS[cmd])
-                return {"ok": True, "state": _COMMANDS[cmd]}
+                reply: dict[str, Any] = {"ok": True, "state": _COMMANDS[cmd]}
+                if cmd == "resume":
+                    shared = await control.status(self._redis, self._name, ttl=self._ttl)
+                    if not shared.alive:
+                        reply["warning"] = (
+                            "no worker is alive to crawl it: start one with gossamer worker "
+                            f"--frontier URL --name {self._name} --out DIR"
+                        )
+                return reply
             if cmd == "add-seeds":
                 return await self._add_seeds(command.get("text"))
         except (RedisError, SharedFrontierError) as exc:

@@ -139,7 +139,6 @@ def test_the_crawl_page_counts_a_shared_host_once_and_shows_the_dead(
         feed = RedisFeed(live.redis, crawl_name, ttl=TTL)
         await feed.refresh()
         shown = feed.status
-        await feed.close()
         assert shown["totals"]["pages"] == 3
         assert shown["totals"]["domains"] == 2
         assert shown["hosts"]["known"] == 2
@@ -151,5 +150,23 @@ def test_the_crawl_page_counts_a_shared_host_once_and_shows_the_dead(
         assert shown["in_flight"] == sum(r["in_flight"] for r in rows.values()) == 1
         assert shown["hosts"]["takeover"] == 1
         assert shown["concurrency"] == 2  # the dead worker's loops are not counted
+        assert "warning" not in await feed.command({"cmd": "resume"})
+        await feed.close()
+
+    asyncio.run(main())
+
+
+def test_resuming_from_the_crawl_page_with_no_live_worker_warns(
+    redis_server: RedisServer, crawl_name: str, tmp_path: Path
+) -> None:
+    async def main() -> None:
+        [front] = await created(redis_server, crawl_name, crawl_config(tmp_path), ttl=TTL)
+        dead = await silent(front, crawl_name, "dead")
+        await dead.heartbeat({"pages": 1, "errors": 0})
+        feed = RedisFeed(front.redis, crawl_name, ttl=TTL)
+        reply = await feed.command({"cmd": "resume"})
+        await feed.close()
+        assert (reply["ok"], reply["state"]) == (True, "running")
+        assert reply["warning"].startswith("no worker is alive to crawl it: start one with")
 
     asyncio.run(main())
