@@ -80,6 +80,7 @@ _SPECIAL = (
 )
 _TABLE_STOP = frozenset({"table", "template", "html"})
 _SECTIONS = frozenset({"tbody", "thead", "tfoot"})
+_TABLE_PARTS = _SECTIONS | {"table", "tr", "td", "th", "caption"}
 _FOREIGN_ROOTS = frozenset({"svg", "math"})
 _INTEGRATION = _words("foreignobject desc title mi mo mn ms mtext annotation-xml")
 _BREAKOUT = _words(
@@ -419,6 +420,8 @@ class _Scan:
             found = self._find(name, _SPECIAL)
             if found < 0 and not self.open.get(name):
                 self._unleak(name)  # the parser forgets a pending one it cannot close
+        elif name in _TABLE_PARTS:
+            found = self._find(name, _TABLE_STOP)  # closes the cells and rows inside
         elif name in _SPECIAL:
             found = self._find(name, _SCOPE - {name})
         else:
