@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from gossamer.cli import main
 from gossamer.config import ScopeConfig
@@ -23,9 +26,11 @@ from gossamer.lockfile import PidLock
 from gossamer.seeds import parse_seeds
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 
-from .conftest import local_config, query
+from .conftest import RESOLVE, local_config, query
 
 WARCIO = Path(sys.executable).parent / "warcio"
+SPEC = WebSpec(seed=3, hosts=6, pages_per_host=8, seed_hosts=4, special_hosts=False,
+               crawl_delay_hosts=False)  # fmt: skip
 TITLE = re.compile(rb"<title>([^<]+)</title>")
 
 
@@ -33,10 +38,8 @@ TITLE = re.compile(rb"<title>([^<]+)</title>")
 def halves(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """Two crawl folders: the even and the odd seeds, one link away from them."""
     tmp = tmp_path_factory.mktemp("halves")
-    spec = WebSpec(seed=3, hosts=6, pages_per_host=8, seed_hosts=4, special_hosts=False,
-                   crawl_delay_hosts=False)  # fmt: skip
     folders = []
-    with ThreadedTestWeb(build_web(spec)) as site:
+    with ThreadedTestWeb(build_web(SPEC)) as site:
         seeds = site.seeds()
         for name, part in (("one", seeds[::2]), ("two", seeds[1::2])):
             listed = tmp / f"{name}.txt"
@@ -182,3 +185,85 @@ def test_sources_that_are_not_finished_crawls_are_refused(
     assert "schema version 2" in refused(capsys, tmp_path, out, one, copy)
     (copy / "crawl.db").write_text("not a database")
     assert "corrupt" in refused(capsys, tmp_path, out, one, copy)
+
+
+def archived(folder: Path) -> set[str]:
+    """The URLs of the response and revisit records in a folder's WARC files."""
+    urls = set()
+    for path in sorted((folder / "warc").glob("*.warc.gz")):
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type in ("response", "revisit"):
+                    urls.add(record.rec_headers.get_header("WARC-Target-URI"))
+    return urls
+
+
+def assert_nothing_dropped(capsys: pytest.CaptureFixture[str], out: Path, *folders: Path) -> None:
+    """Merge ``folders`` into ``out``: refused in one line naming 'gossamer recover' for a
+    folder whose crawl.db misses archived pages, which the merge after it keeps every one of."""
+    status, printed, err = run(capsys, "merge", out, *folders)
+    if status != 0:
+        assert status == 2 and printed == "", err
+        [line] = err.splitlines()
+        assert line.startswith("gossamer: error: ") and "run 'gossamer recover " in line
+        damaged = next(f for f in folders if f"'gossamer recover {f}'" in line)
+        assert run(capsys, "recover", damaged)[0] == 0
+        status, printed, err = run(capsys, "merge", out, *folders)
+        assert status == 0, err
+    assert set(stored(out)) >= set().union(*(archived(folder) for folder in folders))
+
+
+def test_pages_a_lost_batch_left_unlisted_are_refused_until_recovered(
+    halves: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What kill -9 leaves: the WARC files and CDXJ hold the last pages, crawl.db (whose
+    last batch was never committed) does not."""
+    one, two = halves
+    killed = Path(shutil.copytree(two, tmp_path / "killed"))
+    conn = sqlite3.connect(killed / "crawl.db")
+    conn.execute("DELETE FROM pages WHERE url IN (SELECT url FROM pages WHERE purpose = 'page'"
+                 " ORDER BY fetched_at DESC LIMIT 5)")  # fmt: skip
+    conn.commit()
+    conn.close()
+    line = refused(capsys, tmp_path, tmp_path / "out", one, killed)
+    assert line == (
+        f"gossamer: error: {killed}'s WARC files hold 5 archived record(s) its crawl.db does not"
+        f" list (its crawl was killed?): run 'gossamer recover {killed}' before merging it,"
+        " which replays them"
+    )
+    assert_nothing_dropped(capsys, tmp_path / "out", one, killed)
+    assert stored(tmp_path / "out").keys() == stored(one).keys() | stored(two).keys()
+
+
+def test_a_crawl_killed_by_sigkill_loses_nothing_in_a_merge(
+    halves: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """kill -9 of a crawl's processes (the default, --workers), all at once, mid-crawl."""
+    one, _ = halves
+    seeds, killed = tmp_path / "seeds.txt", tmp_path / "killed"
+    (tmp_path / "c.toml").write_text("[politeness]\ndelay = 0.0\n")
+    with ThreadedTestWeb(build_web(SPEC)) as site:
+        seeds.write_text("\n".join(site.seeds()[1::2]) + "\n")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gossamer", "-vv", "crawl", seeds, "--out", killed,
+             "--resolve", RESOLVE, "--config", tmp_path / "c.toml", "--concurrency", "4",
+             "--workers", "2"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        )  # fmt: skip
+        kill_group_after_fetches(proc, 12)
+        proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert archived(killed)
+    assert_nothing_dropped(capsys, tmp_path / "out", one, killed)
+
+
+def kill_group_after_fetches(proc: subprocess.Popen[str], count: int) -> None:
+    """SIGKILL a crawl's coordinator and workers together once its log has told of ``count``
+    fetches (the log lines are the event waited on)."""
+    assert proc.stderr is not None
+    fetched = 0
+    for line in proc.stderr:
+        fetched += "fetched url=" in line
+        if fetched == count:
+            os.killpg(proc.pid, signal.SIGKILL)
+            return

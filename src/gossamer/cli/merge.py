@@ -9,7 +9,9 @@ renamed into place once whole. Then ``gossamer index OUT``, ``rank``, ``search``
 
 The command line is checked here, before anything is written: OUT must be new (or an empty
 folder) and not inside a source; each DIR a crawl folder (it has ``crawl.db``) with no crawl
-running in it, and none given twice.
+running in it, and none given twice. ``store.merge`` then refuses a source it would merge
+incompletely (killed: its WARC files hold pages its ``crawl.db`` does not list), naming
+``gossamer recover DIR``, which replays them: a merge never drops an archived page.
 """
 
 from __future__ import annotations

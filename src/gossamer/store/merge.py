@@ -9,9 +9,11 @@ checks the sources, merges the databases and publishes the result.
 The sources are only read: each ``crawl.db`` is attached read-only and immutable (no lock,
 no ``-shm`` file), so a source must be a crawl that has ended: one still running holds its
 folder's lock, and one that was killed leaves a non-empty ``crawl.db-wal`` (resume it or
-run ``gossamer recover`` on it first). The result is built in ``OUT.partial-PID`` beside
-OUT and renamed to OUT only once complete (``merge_scratch``, which also removes what merges
-killed on the way left).
+run ``gossamer recover`` on it first). A source whose WARC files hold pages its ``crawl.db``
+does not list is refused too (``merge_check``: a ``kill -9`` lost the batch that listed
+them; ``recover`` replays them). The result is built in ``OUT.partial-PID`` beside OUT and
+renamed to OUT only once complete (``merge_scratch``, which also removes what merges killed
+on the way left).
 
 ``crawl.db`` is created by :class:`~gossamer.store.metadata.MetadataDB` (the current schema)
 and filled table by table, one source at a time, each in one SQL statement over the attached
@@ -50,6 +52,7 @@ from typing import Any
 
 from gossamer.errors import StoreError
 from gossamer.store.connect import faults
+from gossamer.store.merge_check import require_listed
 from gossamer.store.merge_scratch import scratch_folder
 from gossamer.store.merge_warc import Placed, Relocation, merge_index, place_files, plan_names
 from gossamer.store.metadata import MetadataDB
@@ -182,7 +185,8 @@ def _frozen_uri(database: Path) -> str:
 
 
 def read_source(folder: Path) -> Source:
-    """Check that ``folder`` holds a crawl database this Gossamer can merge, closed cleanly."""
+    """Check that ``folder`` holds a crawl database this Gossamer can merge, closed cleanly,
+    that lists every page its WARC files hold."""
     database = folder / "crawl.db"
     wal = folder / "crawl.db-wal"
     if wal.is_file() and wal.stat().st_size:
@@ -205,6 +209,7 @@ def read_source(folder: Path) -> Source:
             f"{database} has schema version {version}; this Gossamer merges version"
             f" {SCHEMA_VERSION}: run 'gossamer recover {folder}' to upgrade it first"
         )
+    require_listed(folder, _frozen_uri(database))  # no archived page left out
     try:
         created = float(meta.get("created_at", "inf"))
     except ValueError:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from gossamer.errors import StoreError
 from gossamer.fetch.result import FetchResult
 from gossamer.index.archive import WarcReader
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore, page_row
@@ -285,3 +286,24 @@ def test_index_lines_of_other_writers_are_rewritten_through_their_fields() -> No
     assert relocation.line("not an index line") == "not an index line\n"
     elsewhere = ours.replace("old.warc.gz", "unknown.warc.gz")
     assert relocation.line(elsewhere) == elsewhere
+
+
+def test_a_record_no_row_lists_refuses_its_source_but_a_replaced_one_does_not(
+    tmp_path: Path,
+) -> None:
+    """A URL fetched twice: its row names the later record, and the earlier one is not a lost
+    page. Without the row (a batch lost to kill -9) both are, and the merge names recover."""
+    url = "http://a.test/again"
+    folder = write_crawl(
+        tmp_path / "one",
+        [[Page(url, html("first"), START)], [Page(url, html("second"), START + 5)]],
+    )
+    assert rows(folder / "crawl.db", "SELECT count(*) FROM pages") == [(1,)]
+    merge_crawls(tmp_path / "out", [folder])
+    conn = sqlite3.connect(folder / "crawl.db")
+    conn.execute("DELETE FROM pages")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match=r"hold 2 archived record\(s\) .* 'gossamer recover "):
+        merge_crawls(tmp_path / "again", [folder])
+    assert not (tmp_path / "again").exists()
