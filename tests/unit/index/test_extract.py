@@ -110,3 +110,24 @@ def test_kind_of_content_types() -> None:
     assert kind_of("image/png") is None
     assert kind_of(None) is None
     assert extract(b"\x89PNG", "image/png") is None
+
+
+def test_a_page_nested_past_the_bound_is_indexed_by_what_could_be_read() -> None:
+    deep = (
+        b"<title>Deep</title><nav>menu words</nav><h1>Top heading</h1>"
+        + b"<div>" * 50_000
+        + b"words at the bottom <a href='/inside'>inside link</a>"
+    )
+    text = extract_html(deep, "text/html", "http://a.test/deep")
+    assert text.depth_capped
+    assert text.title == "Deep"
+    assert "words at the bottom" in text.body and "menu words" not in text.body
+    assert text.headings == ("Top heading",)
+    assert [anchor.target for anchor in text.anchors] == ["http://a.test/inside"]
+
+
+def test_an_ordinary_page_is_not_marked_capped() -> None:
+    assert extract_html(PAGE).depth_capped is False
+    long_page = PAGE.replace(b"<p>", b"<p><b>x</b><i>y</i>" * 200)  # scanned, not capped
+    assert long_page.count(b"<") > 2048
+    assert extract_html(long_page).depth_capped is False
