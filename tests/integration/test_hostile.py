@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gzip
 import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -41,6 +44,7 @@ from gossamer.testweb.hostile import (
     Hit,
     HostileServer,
 )
+from gossamer.testweb.hostile.cases import CUT_ROBOTS_LINKS, DEEP_LINKS
 from gossamer.testweb.model import DOMAIN
 from gossamer.urls import host_of
 
@@ -67,7 +71,7 @@ FETCH = FetchConfig(
 BUDGET = 60  # pages admitted per host: what stops the calendar today
 # The trap limits proposed for ScopeConfig (see traps.py); used once the pipeline has them.
 TRAPS_WIRED = "max_path_depth" in {f.name for f in dataclasses.fields(ScopeConfig)}
-TRAP_LIMITS = {"max_path_depth": 8} if TRAPS_WIRED else {}
+TRAP_LIMITS: dict[str, Any] = {"max_path_depth": 8} if TRAPS_WIRED else {}
 # Cases that hold their connection until the crawler's total time limit cuts them off.
 SLOWLORIS = ("slow-headers", "slow-body")
 # Peak resident memory of the crawling process may grow this much over the crawl. Measured:
@@ -75,6 +79,7 @@ SLOWLORIS = ("slow-headers", "slow-body")
 # uncapped read of the endless bodies would pass it within a second.
 RSS_BOUND_KB = 250 * 1024
 REACHED_BY_LINKS = ("redirect-target", "robots-target")  # not seeds: other cases point there
+DEEP = "deep-nesting"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +119,20 @@ class HostileRun:
 
     def errors(self, kind: str) -> int:
         return self.outcome.stats.errors[kind]
+
+    def content_type(self, url: str) -> str | None:
+        rows = self.query("SELECT content_type FROM pages WHERE url = ?", (url,))
+        assert rows, f"no pages row for {url}"
+        return rows[0][0]  # type: ignore[no-any-return]
+
+    def archived(self, url: str) -> bytes:
+        """The WARC record (one gzip member) the ``pages`` row of ``url`` points at."""
+        ((name, offset, length),) = self.query(
+            "SELECT warc_file, warc_offset, warc_length FROM pages WHERE url = ?", (url,)
+        )
+        with (self.db.parent / "warc" / str(name)).open("rb") as warc:
+            warc.seek(int(offset))
+            return warc.read(int(length))
 
 
 class ServerThread:
@@ -433,3 +452,81 @@ def test_session_ids_collapse_into_one_url(run: HostileRun) -> None:
     # "/", then each of five pages once with the view=full parameter left over, four without.
     assert len(pages) == len(set(pages)) == 10
     assert run.errors("trap_session_id") >= 1
+
+
+# -- what servers really send (issue 26) --------------------------------------------------------
+def _warcio_check(record: bytes, tmp: Path) -> None:
+    path = tmp / "record.warc.gz"
+    path.write_bytes(record)
+    command = Path(sys.executable).parent / "warcio"
+    checked = subprocess.run(
+        [str(command), "check", "-v", str(path)], capture_output=True, text=True, check=False
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@pytest.mark.parametrize(
+    ("case", "statuses"),
+    [("reason-utf8", {"/": 200, "/suite.html": 200}), ("reason-latin1", {"/": 404})],
+)
+def test_a_non_ascii_reason_phrase_is_archived_and_the_crawl_goes_on(
+    run: HostileRun, case: str, statuses: dict[str, int], tmp_path: Path
+) -> None:
+    # RFC 9112 4 allows any bytes there (obs-text); the crawl ran on (see the first test).
+    for target, status in statuses.items():
+        url = run.url(case, target)
+        assert run.row(url) == (status, None)
+        _warcio_check(run.archived(url), tmp_path)
+    assert sorted(run.targets(case)) == sorted(["/robots.txt", *statuses])
+
+
+@pytest.mark.parametrize(
+    ("case", "robots_row"),
+    [("robots-gzip-cut", (200, "bad_encoding")), ("robots-plain-cut", (0, "bad_body"))],
+)
+def test_a_robots_txt_cut_by_the_network_is_unavailable(
+    run: HostileRun, case: str, robots_row: tuple[int, str]
+) -> None:
+    # The cut reads "Allow: /private/" where the file says "Allow: /private/public/": used,
+    # it would open /private/secret.html. Unavailable instead: retried once, given up.
+    assert run.targets(case) == ["/robots.txt", "/robots.txt"]
+    assert not set(CUT_ROBOTS_LINKS) & set(run.targets(case))
+    assert run.row(run.url(case, "/robots.txt")) == robots_row
+    assert run.outcome.stats.hosts[host_of(run.url(case))].robots_status.startswith("given up")
+
+
+def test_raw_utf8_in_location_reaches_its_target(run: HostileRun) -> None:
+    targets = run.targets("location-utf8")
+    # robots.txt moved to /règles.txt, which forbids /private/: found, and obeyed.
+    assert targets[:3] == ["/robots.txt", "/r%C3%A8gles.txt", "/"]
+    assert sorted(targets[3:]) == sorted(["/move", "/open.html", "/caf%C3%A9"])
+    assert run.row(run.url("location-utf8", "/caf%C3%A9")) == (200, None)
+
+
+def test_html_without_a_content_type_is_sniffed_and_its_links_followed(run: HostileRun) -> None:
+    assert sorted(run.targets("no-type")) == sorted(["/robots.txt", "/", "/a.html", "/data.bin"])
+    for target in ("/", "/a.html"):
+        url = run.url("no-type", target)
+        assert (run.row(url), run.content_type(url)) == ((200, None), "text/html")
+    binary = run.url("no-type", "/data.bin")
+    assert run.row(binary) == (200, "skipped_type")
+    assert run.content_type(binary) == "application/octet-stream"
+
+
+def test_a_pdf_labelled_html_is_recorded_as_a_pdf(run: HostileRun) -> None:
+    url = run.url("pdf-as-html")
+    assert (run.row(url), run.content_type(url)) == ((200, None), "application/pdf")
+    assert run.targets("pdf-as-html") == ["/robots.txt", "/"]  # its text is not read as HTML
+    assert b"Content-Type: text/html" in gzip.decompress(run.archived(url))  # as sent
+
+
+def test_a_deeply_nested_page_holds_up_no_other_host(run: HostileRun) -> None:
+    # 150,000 nested <div>s: unbounded, the parse held the event loop for minutes (130 s for
+    # this page alone), and every request in flight meanwhile ended as a total_timeout.
+    assert run.row(run.url(DEEP)) == (200, None)
+    assert set(DEEP_LINKS) <= set(run.targets(DEEP))  # the links after the nesting are read
+    assert all(run.row(run.url("calm", t)) == (200, None) for t in CALM_TARGETS)
+    timed_out = {
+        host_of(url) for (url,) in run.query("SELECT url FROM pages WHERE error = 'total_timeout'")
+    }
+    assert not {h for h in timed_out if h.endswith(f".{DOMAIN}") or h.startswith("calm.")}
