@@ -5,10 +5,11 @@ The fetcher brings a robots.txt answer; this module says what it implies:
 * 2xx: the rules in the body (a *lasting* answer, kept until the rules expire);
 * 4xx other than 429, or a redirect chain longer than RFC 9309 asks to follow: allow all
   (lasting too);
-* 5xx, 429, an undecodable body, or no answer at all: *unavailable*. Everything is assumed
-  disallowed and the origin is asked again later; 429 is read as "slow down", not as "no
-  file". An origin that cannot be connected to at all (:data:`UNCONNECTABLE`) is given up at
-  once, so a seed can fall back from https to http.
+* 5xx, 429, an undecodable body (among them a compressed body the network cut short: the
+  fetcher never hands over half a file as a whole one), or no answer at all: *unavailable*.
+  Everything is assumed disallowed and the origin is asked again later; 429 is read as "slow
+  down", not as "no file". An origin that cannot be connected to at all
+  (:data:`UNCONNECTABLE`) is given up at once, so a seed can fall back from https to http.
 
 A lasting answer also says how the per-domain report shows the host's robots.txt.
 """
@@ -26,7 +27,7 @@ __all__ = ["UNCONNECTABLE", "RobotsAnswer", "lasting", "lasting_answer"]
 UNCONNECTABLE = frozenset(
     {"dns", "connection_refused", "connect_timeout", "blocked_address", "tls", "bad_url"}
 )
-# A 2xx body that cannot be decoded tells nothing about the rules.
+# A 2xx body that cannot be decoded, or was cut short on the way, tells nothing about the rules.
 _UNDECODABLE = ("bad_encoding", "decompression_bomb")
 
 
