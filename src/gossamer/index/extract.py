@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 
 # A page longer than this is almost always a data dump; its start says what it is about.
 MAX_TEXT_CHARS = 200_000
+# HTML bytes parsed, as many as the crawl parses for links (``engine.recorder.PARSE_LIMIT``):
+# the text kept is far shorter, and a 20 MB page of links would take seconds to parse whole.
+MAX_PARSED_BYTES = 4 * 1024 * 1024
 _MAX_PDF_PAGES = 300
 _MAX_HEADINGS = 64
 
@@ -171,7 +174,7 @@ def extract_html(content: bytes, content_type: str = "text/html", url: str = "")
     With the page's ``url``, its links and their words come too (``anchors``): all of
     them, navigation included, since a menu entry names its target as well as any link.
     """
-    text, _ = decode_html(content, content_type)
+    text, _ = decode_html(content[:MAX_PARSED_BYTES], content_type)
     bounded = parse_bounded(text)
     tree, capped = bounded.tree, bounded.capped
     title = title_of(tree) or _meta(tree, "og:title")
