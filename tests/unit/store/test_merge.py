@@ -307,3 +307,22 @@ def test_a_record_no_row_lists_refuses_its_source_but_a_replaced_one_does_not(
     with pytest.raises(StoreError, match=r"hold 2 archived record\(s\) .* 'gossamer recover "):
         merge_crawls(tmp_path / "again", [folder])
     assert not (tmp_path / "again").exists()
+
+
+def test_unlisted_records_are_found_past_a_torn_tail(tmp_path: Path) -> None:
+    """A kill mid-write also tears the last record: stepping over listed records cannot go
+    on there, and the file is read record by record, as the replay reads it."""
+    urls = [f"http://a.test/{n}" for n in range(3)]
+    folder = write_crawl(
+        tmp_path / "one", [[], [Page(url, html(url), START + n) for n, url in enumerate(urls)]]
+    )
+    warc = max((folder / "warc").glob("*.warc.gz"))  # the newest: the pages' file
+    with warc.open("r+b") as stream:
+        stream.truncate(warc.stat().st_size - 10)
+    merge_crawls(tmp_path / "out", [folder])  # the torn tail alone hides no page
+    conn = sqlite3.connect(folder / "crawl.db")
+    conn.execute("DELETE FROM pages WHERE url = ?", (urls[1],))
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match=r"hold 1 archived record\(s\)"):
+        merge_crawls(tmp_path / "again", [folder])
