@@ -16,8 +16,9 @@ reports them, and no row can point into them.
 
 Every own file is read once, but the records rows point at, the bulk of it, are stepped over
 by their offset and length rather than inflated: only the small request and metadata records
-between them are (20,000 pages: 0.6 s instead of 3.3 s). A file where a step does not land on
-a gzip member is read record by record instead (``warcscan.scan``), as the replay reads it.
+between them are (20,000 pages, 86 MB: 0.5 s of CPU instead of 1.5 s). A file where a step
+does not land on a gzip member is read record by record instead (``warcscan.scan``), as the
+replay reads it.
 """
 
 from __future__ import annotations
