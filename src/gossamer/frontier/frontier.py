@@ -390,8 +390,9 @@ class Frontier:
             return
         if host.robots_fetching:
             return
-        if host.next_time > self._clock():
-            heapq.heappush(self._sleeping, (host.next_time, next(self._seq), host.key))
+        next_time = host.timing.next_time
+        if next_time > self._clock():
+            heapq.heappush(self._sleeping, (next_time, next(self._seq), host.key))
             host.heap = "sleeping"
         else:
             heapq.heappush(self._ready, (host.fetched, next(self._seq), host.key))

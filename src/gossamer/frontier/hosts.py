@@ -36,7 +36,7 @@ class Job:
         return replace(self, retries=self.retries + 1)
 
 
-_NO_DELAY = HostTiming(0.0)  # frozen, so every host may start from the same value
+_NO_DELAY = HostTiming(0.0)  # immutable, so every host may start from the same value
 
 
 class RobotsState(Enum):

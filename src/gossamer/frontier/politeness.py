@@ -20,13 +20,14 @@ start, and its run of faults. Every engine moves it only through the functions b
   outcome ends it, a fault of this machine included (it says nothing about the host);
 * the next allowed time only ever moves later.
 
-The functions are pure and allocate one small value per transition.
+The functions are pure and allocate one small tuple per transition.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 __all__ = [
     "LOCAL_FAULT_PAUSE",
@@ -47,9 +48,12 @@ LOCAL_FAULT_PAUSE = 1.0  # seconds a host waits after a fault of this machine, n
 MAX_DOUBLINGS = 16  # the backoff stops doubling after this many faults in a row
 
 
-@dataclass(frozen=True, slots=True)
-class HostTiming:
-    """One host name's politeness state."""
+class HostTiming(NamedTuple):
+    """One host name's politeness state.
+
+    A NamedTuple rather than a frozen dataclass: a new one is made for every page, and a
+    frozen dataclass's ``__init__`` (one ``object.__setattr__`` per field) costs about four
+    times as much as a tuple's."""
 
     delay: float  # effective minimum gap between requests (the crawl's delay or Crawl-delay)
     next_time: float = 0.0  # clock time before which no request may start
@@ -121,8 +125,10 @@ def rest(state: HostTiming, outcome: Outcome, max_backoff: float) -> float:
 def settle(state: HostTiming, *, fault: bool, rest: float, now: float) -> HostTiming:
     """The host's timing once a request has ended at ``now``: the run of faults one longer
     (``fault``) or ended, and no new request before ``max(delay, rest)`` has passed."""
-    errors = state.errors_in_row + 1 if fault else 0
-    return HostTiming(state.delay, max(state.next_time, now + max(state.delay, rest)), errors)
+    # Once per page: unpacked, and compared inline rather than through max(), which halves it.
+    delay, before, errors = state
+    later = now + (delay if delay > rest else rest)
+    return HostTiming(delay, later if later > before else before, errors + 1 if fault else 0)
 
 
 def defer(state: HostTiming, until: float) -> HostTiming:
