@@ -33,6 +33,7 @@ from gossamer.distributed.frontier import Finished, Halted, Lease, Leased, Lost,
 from gossamer.distributed.links import LinkBuffer
 from gossamer.distributed.livestatus import publish_status, worker_status
 from gossamer.distributed.patience import Patience
+from gossamer.engine.exchange import fetched, fetched_robots
 from gossamer.engine.fetching import build_fetcher
 from gossamer.engine.recording import Recording
 from gossamer.fetch import LOCAL_FAULTS, FetchResult
@@ -135,6 +136,7 @@ class DistributedWorker:
             "html": s.html_pages,
             "pdf": s.pdf_pages,
             "elapsed": round(time.monotonic() - self.started, 3),
+            "lease_ttl": self.front.ttl,  # how old its heartbeat may get before it is gone
         }
 
     async def _beat(self) -> None:
@@ -229,9 +231,9 @@ class DistributedWorker:
             lambda: robots_cache.get(self.front.redis, self.name, origin)
         )
         if entry is None:
-            hops = await fetcher.fetch_robots(robots_url(job.url))
-            rules = self.recording.robots(job, hops)
-            last = hops[-1]
+            url = robots_url(job.url)
+            hops = await fetched_robots(url, fetcher.fetch_robots(url))
+            rules, last = self.recording.robots(job, hops)
             usable = lasting(last.status, last.error) and last.error not in LOCAL_FAULTS
             ttl = polite.robots_ttl if usable else polite.robots_retry_delay
             status = last.status if usable else 0
@@ -279,7 +281,7 @@ class DistributedWorker:
         if self._target_reached():
             await self._complete(lease, retry=job)
             return
-        result = await fetcher.fetch(job.url)
+        result = await fetched(job.url, fetcher.fetch(job.url))
         await self._after_fetch(lease, job, result)
 
     async def _after_fetch(self, lease: Lease, job: Job, result: FetchResult) -> None:

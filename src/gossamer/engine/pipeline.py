@@ -15,16 +15,17 @@ from collections.abc import Callable
 
 from gossamer.config import CrawlConfig
 from gossamer.engine.admission import Admitter
+from gossamer.engine.exchange import store_page, store_robots
 from gossamer.engine.partition import Part
 from gossamer.engine.recorder import Recorder, note_robots
 from gossamer.fetch import LOCAL_FAULTS, FetchResult
 from gossamer.frontier import Backoff, Frontier, Job, Outcome
 from gossamer.robots import UNCONNECTABLE, lasting, lasting_answer, product_token
 from gossamer.stats import CrawlStats
-from gossamer.store import CdxjWriter, MetadataDB, WarcLocation, WarcStore
+from gossamer.store import CdxjWriter, MetadataDB, WarcStore
 from gossamer.urls import canonical_link, origin_of, path_query_of
 
-__all__ = ["Pipeline", "archive"]
+__all__ = ["Pipeline"]
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +79,9 @@ class Pipeline:
             self._stats.record_error(result.error or "local_fault")
             self._tell(job, self._backoff.after_local_fault(job.retries))
             return False
-        location = self._archive(job, result, self._recorder.purpose(job))
-        is_page = self._recorder.record_page(job, result, location)
+        is_page = store_page(
+            self._recorder, self._warc, self._cdxj, job, result, stats=self._stats, db=self._db
+        )
         host = self._frontier.host(job.host)
         self._tell(job, self._backoff.after_response(result, host, job.retries, self._clock()))
         return is_page
@@ -93,9 +95,6 @@ class Pipeline:
             self._frontier.retry(job.again())
         self._frontier.done(job, success=outcome.success, backoff=outcome.backoff)
 
-    def _archive(self, job: Job, result: FetchResult, purpose: str) -> WarcLocation | None:
-        return archive(self._warc, self._cdxj, job, result, purpose)
-
     # -- robots.txt -----------------------------------------------------------------------
     def knows_robots(self, url: str) -> bool:
         """Whether ``url`` is a robots.txt whose answer is known and valid (not to be fetched)."""
@@ -106,11 +105,16 @@ class Pipeline:
 
     def robots(self, job: Job, hops: list[FetchResult]) -> None:
         """Store every hop of a robots.txt fetch and install the rules RFC 9309 implies."""
-        answer = None
-        for hop in hops:
-            if hop.error not in LOCAL_FAULTS:
-                answer = self._recorder.record_robots(job, hop, self._archive(job, hop, "robots"))
-        final = hops[-1]
+        answer, final = store_robots(
+            self._recorder,
+            self._warc,
+            self._cdxj,
+            job,
+            hops,
+            stats=self._stats,
+            db=self._db,
+            skip=LOCAL_FAULTS,
+        )
         origin = origin_of(job.url)
         if final.error in LOCAL_FAULTS:
             # This machine ran out of something; the host said nothing. Ask again later, and
@@ -163,22 +167,3 @@ class Pipeline:
             return False
         self._frontier.set_robots(origin, rules)
         return True
-
-
-def archive(
-    warc: WarcStore, cdxj: CdxjWriter, job: Job, result: FetchResult, purpose: str
-) -> WarcLocation | None:
-    """Write the exchange to the WARC files (with the fields ``recover`` needs) and index it."""
-    if not result.status or result.skipped_body:
-        return None
-    fields = {
-        "gossamer-purpose": purpose,
-        "gossamer-host": job.host,
-        "gossamer-depth": str(job.depth),
-        "fetchTimeMs": str(round(result.elapsed * 1000)),
-    }
-    if job.referrer:
-        fields["via"] = job.referrer
-    location = warc.write(result, fields)
-    cdxj.add(result, location)
-    return location

@@ -1,7 +1,8 @@
 """The store side of a crawler process outside the async engine: the threaded engine's and a
 distributed worker's.
 
-Data flow: fetch result -> **recording** -> WARC files and CDXJ (``engine.pipeline.archive``),
+Data flow: fetch result -> **recording** -> WARC files and CDXJ (``engine.exchange``, inside
+each URL's fault boundary),
 ``crawl.db`` and the statistics (``engine.recorder``), and the page's links -> admission ->
 the caller's queue (the threaded engine's outbox, a distributed worker's link buffer). The
 politeness side stays with the caller: robots.txt answers become rules here, and the caller
@@ -16,7 +17,7 @@ from collections.abc import Callable
 
 from gossamer.config import CrawlConfig
 from gossamer.engine.admission import Admitter, Queue
-from gossamer.engine.pipeline import archive
+from gossamer.engine.exchange import store_page, store_robots
 from gossamer.engine.recorder import Recorder, note_robots
 from gossamer.errors import StoreError
 from gossamer.fetch import LOCAL_FAULTS, FetchResult
@@ -76,30 +77,38 @@ class Recording:
 
     def store(self, job: Job, result: FetchResult) -> bool:
         """Archive and record a fetched page (its links go to the admitter); True if stored."""
-        location = archive(self.warc, self.cdxj, job, result, self.recorder.purpose(job))
         if result.status:  # the report's response times and HTML/PDF counts, as the async engine
             self.stats.record_response(job.host, result.elapsed)
-        stored = self.recorder.record_page(job, result, location)
+        stored = store_page(
+            self.recorder, self.warc, self.cdxj, job, result, stats=self.stats, db=self.db
+        )
         if stored:
             self.stats.record_stored(result.content_type)
         return stored
 
-    def robots(self, job: Job, hops: list[FetchResult]) -> RobotsRules:
-        answer = None
+    def robots(self, job: Job, hops: list[FetchResult]) -> tuple[RobotsRules, FetchResult]:
+        """The rules a robots.txt fetch leaves, and its final hop as judged (marked
+        ``internal_error`` if handling a hop failed)."""
         for hop in hops:
             if hop.status:
                 self.stats.record_response(job.host, hop.elapsed)
-            if hop.error not in LOCAL_FAULTS:
-                location = archive(self.warc, self.cdxj, job, hop, "robots")
-                answer = self.recorder.record_robots(job, hop, location) or answer
-        final = hops[-1]
+        answer, final = store_robots(
+            self.recorder,
+            self.warc,
+            self.cdxj,
+            job,
+            hops,
+            stats=self.stats,
+            db=self.db,
+            skip=LOCAL_FAULTS,
+        )
         rules = robots_rules_of(final, answer.rules if answer else None, self.product)
         if answer is not None:
             note_robots(self.stats, job.host, answer)
         else:
             status = final.status or final.error
             self.stats.host(job.host).robots_status = f"disallow-all (robots.txt {status})"
-        return rules
+        return rules, final
 
     def reserve_page(self) -> bool | None:
         """Room for one more page fetch under the target: True; None once it is reached;

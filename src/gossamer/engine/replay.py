@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from gossamer.engine.exchange import internal_error
 from gossamer.engine.recorder import Recorder
+from gossamer.errors import StoreError
 from gossamer.fetch import FetchResult
 from gossamer.frontier import Job
 from gossamer.store import CdxjWriter, MetadataDB, WarcLocation
@@ -227,12 +229,19 @@ class _Replayer:
             return
         job, result, location = exchange
         self._cdxj.add(result, location)
-        if job.robots:
-            self._recorder.record_robots(job, result, location)
-        else:
+        if not job.robots:
             # The URL's own "discovered" row may have been lost with the last batch.
             self._db.add_discovered([(job.url, job.host, job.depth, job.referrer)])
-            self._recorder.record_page(job, result, location)
+        try:
+            if job.robots:
+                self._recorder.record_robots(job, result, location)
+            else:
+                self._recorder.record_page(job, result, location)
+        except StoreError:
+            raise
+        except Exception:  # as live: one record never stops a resume
+            purpose = "robots" if job.robots else self._recorder.purpose(job)
+            internal_error(None, self._db, job, result, location=location, purpose=purpose)
         self.outcome.replayed += 1
         self._buffered[job.url] = pending.key
         if len(self._buffered) >= _BUFFERED:

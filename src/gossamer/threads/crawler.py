@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gossamer.engine.exchange import fetched, fetched_robots
 from gossamer.errors import StoreError
 from gossamer.fetch import LOCAL_FAULTS, FetchResult
 from gossamer.fetch.fetcher import Fetcher
@@ -53,7 +54,8 @@ class Shared:
     stop: threading.Event
     backoff: Backoff
     record: Callable[[Job, FetchResult], Outcome]  # archive + record a page (store lock held)
-    record_robots: Callable[[Job, list[FetchResult]], RobotsRules]  # (store lock held)
+    # (store lock held) the rules, and the final hop as judged
+    record_robots: Callable[[Job, list[FetchResult]], tuple[RobotsRules, FetchResult]]
     fall_back: Callable[[Job], None]  # a seed's next form (store lock held)
     is_sitemap: Callable[[Job], bool]  # (store lock held)
     reserve_page: Callable[[], bool | None]  # room under the page target? (store lock held)
@@ -161,7 +163,7 @@ class CrawlerThread(threading.Thread):
             self._s.stop.wait(MAX_BACKOFF)
             return
         try:
-            result = runner.run(fetcher.fetch(job.url, any_type=sitemap))
+            result = runner.run(fetched(job.url, fetcher.fetch(job.url, any_type=sitemap)))
         except BaseException:
             with s.store:
                 s.release_page()
@@ -183,10 +185,10 @@ class CrawlerThread(threading.Thread):
         """Fetch the origin's robots.txt with this slot; the page job goes back to wait."""
         s = self._s
         robots_job = Job(url=robots_url(origin), host=job.host, robots=True)
-        hops = runner.run(fetcher.fetch_robots(robots_job.url, known=s.gate.knows_robots))
-        final = hops[-1]
+        fetch = fetcher.fetch_robots(robots_job.url, known=s.gate.knows_robots)
+        hops = runner.run(fetched_robots(robots_job.url, fetch))
         with s.store:
-            rules = s.record_robots(robots_job, hops)
+            rules, final = s.record_robots(robots_job, hops)
             fall_back = final.error in UNCONNECTABLE and bool(job.fallbacks)
             if fall_back:
                 s.fall_back(job)
