@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from gossamer.config import CrawlConfig
 from gossamer.engine.backlog import DatabaseBacklog, build_frontier, seed_fallbacks
 from gossamer.engine.control import ControlServer
+from gossamer.engine.exchange import INTERNAL_ERROR, fetched, fetched_robots
 from gossamer.engine.fetching import build_fetcher
 from gossamer.engine.inbox import Inbox
 from gossamer.engine.interrupts import Interrupts
@@ -38,8 +39,8 @@ from gossamer.engine.reporter import Reporter
 from gossamer.engine.resume import CrawlLock, holds_crawl, restore_part, resume_crawl
 from gossamer.engine.steering import STOP_REASON, FetchGate, Steering
 from gossamer.engine.timelimit import time_left, warn_no_time_left
-from gossamer.engine.verdict import why_nothing
-from gossamer.errors import SeedError, StoreError
+from gossamer.engine.verdict import judge
+from gossamer.errors import StoreError
 from gossamer.fetch.fetcher import Fetcher
 from gossamer.frontier import Frontier, Job
 from gossamer.monitor.channel import socket_path
@@ -138,8 +139,8 @@ class Crawler:
         if self._fault is not None:
             raise self._fault
         reason = self._stop_reason or "exhausted"
-        if self.stats.pages == 0 and reason == "exhausted":
-            raise SeedError(f"bad seed: nothing was crawled: {why_nothing(self.stats)}")
+        if part is None:  # a worker's share is judged with the others', by the coordinator
+            judge(self.stats, reason)
         return CrawlOutcome(self.stats, reason)
 
     async def _drive(
@@ -330,12 +331,17 @@ class Crawler:
                     await self._page_job(job, fetcher, pipeline)
             except StoreError as exc:
                 self._fail(exc)
+            except Exception:  # past the exchange's own boundary: still one URL
+                log.error("internal error scheduling %s", job.url, exc_info=True)
+                self.stats.record_error(INTERNAL_ERROR, job.host)
             finally:
                 self._wake.set()
 
     async def _robots_job(self, job: Job, fetcher: Fetcher, pipeline: Pipeline) -> None:
         async with self._gate.fetching():  # a pause holds the job here, before its request
-            hops = await fetcher.fetch_robots(job.url, known=pipeline.knows_robots)
+            hops = await fetched_robots(
+                job.url, fetcher.fetch_robots(job.url, known=pipeline.knows_robots)
+            )
         for hop in hops:
             if hop.status:
                 self.stats.record_response(job.host, hop.elapsed)
@@ -343,7 +349,9 @@ class Crawler:
 
     async def _page_job(self, job: Job, fetcher: Fetcher, pipeline: Pipeline) -> None:
         async with self._gate.fetching():
-            result = await fetcher.fetch(job.url, any_type=pipeline.is_sitemap(job))
+            result = await fetched(
+                job.url, fetcher.fetch(job.url, any_type=pipeline.is_sitemap(job))
+            )
         self._dispatched_pages -= 1
         if result.status:
             self.stats.record_response(job.host, result.elapsed)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from gossamer.engine.control import ControlServer
+from gossamer.engine.progress import Painter, status_line
 from gossamer.engine.steering import MAX_SEEDS_TEXT, STOP_REASON, TICK
 from gossamer.monitor.channel import ChannelError, connect, decode, encode, socket_path
 from gossamer.monitor.series import Timeline
@@ -57,8 +58,11 @@ class Fleet:
         *,
         targets: tuple[int | None, float | None],
         elapsed_before: float = 0.0,
+        progress: bool = False,
     ) -> None:
         self._out = out
+        # The progress line of the whole crawl, from the merged status (stderr a TTY only).
+        self._painter = Painter() if progress else None
         self._count = count
         self._targets = targets
         self._started = time.time() - elapsed_before
@@ -122,6 +126,8 @@ class Fleet:
         final = crawl_status(stats, figures, lambda _: None, worker="coordinator")
         final["workers"] = [row | {"state": "ended"} for row in self._rows()]
         self._final = final
+        if self._painter is not None:
+            self._painter.close(status_line(final))
         assert self._closing is not None
         self._closing.set()
 
@@ -204,6 +210,8 @@ class Fleet:
         while not await _set_within(closing, TICK):
             self._sample()
             control.publish()
+            if self._painter is not None and self._statuses:
+                self._painter.paint(status_line(self.status()))
         for writer in list(self._writers.values()):
             writer.close()
 

@@ -47,7 +47,7 @@ from gossamer.urls import host_of
 log = logging.getLogger(__name__)
 
 LOCK_NAME = ".gossamer.lock"
-_UNRECORDED_ERRORS = frozenset({"bad_redirect", "redirect_chain"})
+_UNRECORDED_ERRORS = frozenset({"bad_redirect", "redirect_chain", "parse_capped"})
 _NO_LIMIT = 1 << 30  # a replay only deduplicates: its frontier never spills
 
 
@@ -382,6 +382,33 @@ def carried_fields(stats: CrawlStats) -> dict[str, Any]:
             if entry.robots_status != "unknown"
         },
         "sitemaps": dict(stats.sitemaps),
+    }
+
+
+def carry_runs(
+    saved: dict[str, Any] | None, runs: list[dict[str, Any]], duration: float
+) -> dict[str, Any]:
+    """One snapshot of what the rows cannot give, for the whole crawl: the earlier runs'
+    (``saved``) plus this run's workers' (each counted from zero), as ``_carry`` reads it."""
+    earlier = saved or {}
+    errors: dict[str, int] = {}
+    robots: dict[str, str] = dict(earlier.get("robots_status", {}))
+    sitemaps: dict[str, list[str]] = dict(earlier.get("sitemaps", {}))
+    for source in (earlier, *runs):
+        for kind, count in dict(source.get("errors", {})).items():
+            if kind.startswith("trap_") or kind in _UNRECORDED_ERRORS:
+                errors[kind] = errors.get(kind, 0) + int(count)
+    for run in runs:
+        robots.update(run.get("robots_status", {}))
+        sitemaps.update(run.get("sitemaps", {}))
+    return {
+        name: int(earlier.get(name, 0)) + sum(int(run.get(name, 0)) for run in runs)
+        for name in ("skipped_robots", "skipped_other")
+    } | {
+        "errors": errors,
+        "duration_seconds": duration,
+        "robots_status": robots,
+        "sitemaps": sitemaps,
     }
 
 

@@ -1,15 +1,18 @@
 """Why a crawl stored nothing, in one line a user can act on.
 
-Role in the data flow: the crawler calls :func:`why_nothing` when a crawl ran dry without a
-single stored page, and the CLI prints it as the error line. It reads only the statistics, so
-it names what the crawl actually met, most actionable cause first.
+Role in the data flow: when a whole crawl ends (one process, or the coordinator of
+``--workers`` over its workers' merged figures) it calls :func:`judge`, which raises the
+``SeedError`` the CLI prints as its error line (exit 2) if the crawl ran dry without a single
+stored page. It reads only the statistics, so it names what the crawl actually met, most
+actionable cause first.
 """
 
 from __future__ import annotations
 
+from gossamer.errors import SeedError
 from gossamer.stats import CrawlStats
 
-__all__ = ["why_nothing"]
+__all__ = ["judge", "why_nothing"]
 
 # Transport faults, as the fetcher names them, in words.
 _FAULTS = {
@@ -49,3 +52,9 @@ def why_nothing(stats: CrawlStats) -> str:
     if stats.skipped_other:
         causes.append(f"{stats.skipped_other} URL(s) were out of scope")
     return "; ".join(causes) or "no seed led to a page"
+
+
+def judge(stats: CrawlStats, reason: str) -> None:
+    """The end-of-crawl verdict: a crawl that ran dry having stored nothing is a bad seed."""
+    if stats.pages == 0 and reason == "exhausted":
+        raise SeedError(f"bad seed: nothing was crawled: {why_nothing(stats)}")

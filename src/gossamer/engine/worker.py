@@ -26,7 +26,7 @@ from gossamer.engine.collector import crawl_collector
 from gossamer.engine.crawler import Crawler
 from gossamer.engine.partition import Part
 from gossamer.engine.resume import carried_fields
-from gossamer.errors import GossamerError, SeedError
+from gossamer.errors import GossamerError
 from gossamer.seeds import SeedList
 
 __all__ = ["FAILED", "worker_main"]
@@ -84,8 +84,6 @@ def worker_main(  # noqa: PLR0917 - a process target takes its arguments positio
             outcome = asyncio.run(Crawler(config, seeds, part=part).run())
         snapshot = outcome.stats.snapshot() | carried_fields(outcome.stats)
         snapshot["reason"] = outcome.reason
-    except SeedError:
-        snapshot = {"reason": "no seeds"}
     except GossamerError as exc:
         error = str(exc)
     except Exception as exc:  # a bug: reported in one line, and the crawl stops

@@ -28,6 +28,7 @@ import multiprocessing
 import multiprocessing.connection
 import pickle
 import signal
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,15 +45,17 @@ from gossamer.engine.partition import owner
 from gossamer.engine.reporter import report_now, report_period
 from gossamer.engine.resume import (
     CrawlLock,
+    carry_runs,
     holds_crawl,
     level,
     load_snapshot,
     rebuild_stats,
     save_snapshot,
 )
-from gossamer.engine.timelimit import time_used_up
+from gossamer.engine.timelimit import remaining, time_used_up
+from gossamer.engine.verdict import judge
 from gossamer.engine.worker import FAILED, worker_main
-from gossamer.errors import GossamerError, SeedError, StoreError
+from gossamer.errors import GossamerError, StoreError
 from gossamer.monitor.series import Histogram
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
@@ -109,8 +112,13 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
 
         before = float((saved or {}).get("duration_seconds", 0.0))
         targets = (config.max_pages, config.time_limit)
-        with Fleet(out, count, targets=targets, elapsed_before=before) as fleet:
-            coordinator = _run_processes(config, seeds, (count, budget), report, fleet.inbound)
+        progress = config.progress and sys.stderr.isatty()
+        with Fleet(out, count, targets=targets, elapsed_before=before, progress=progress) as fleet:
+            left = remaining(config.time_limit, before)
+            deadline = None if left is None else started + left
+            coordinator = _run_processes(
+                config, seeds, (count, budget), (report, deadline), fleet.inbound
+            )
             stats = _finish(config, count, saved, coordinator, started, fleet)
     if coordinator.errors:
         if coordinator.failed:
@@ -120,8 +128,7 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
             )
         raise StoreError(coordinator.errors[0])
     reason = coordinator.reason()
-    if stats.responses == 0 and reason == "exhausted":
-        raise SeedError(f"bad seed: none of the {len(seeds.seeds)} seeds could be fetched")
+    judge(stats, reason)
     return WorkersOutcome(stats, reason)
 
 
@@ -141,11 +148,15 @@ def _run_processes(
     config: CrawlConfig,
     seeds: SeedList,
     workers: tuple[int, PageBudget | None],
-    report: Callable[[], None],
+    ends: tuple[Callable[[], None], float | None],
     control: Connection,
 ) -> _Coordinator:
-    """Start the workers, coordinate them until each is done or lost, and wait for them."""
+    """Start the workers, coordinate them until each is done or lost, and wait for them.
+
+    ``ends``: what writes the interim reports, and the wall-clock time at which the time
+    limit stops every worker (None without one)."""
     count, budget = workers
+    report, deadline = ends
     allowances: list[int | None] = [None] * count
     if budget is not None:
         allowances = list(budget.first_grants())
@@ -179,7 +190,8 @@ def _run_processes(
     coordinator = _Coordinator(inboxes, budget)
     try:
         readings = [reading for reading, _ in links]
-        _coordinate(coordinator, readings, processes, (config.report_interval, report), control)
+        timers = (config.report_interval, report, deadline)
+        _coordinate(coordinator, readings, processes, timers, control)
     except BaseException:
         coordinator.stop_all("signal")
         raise
@@ -209,26 +221,17 @@ def _finish(  # noqa: PLR0917 - the coordinator's whole state at the end, passed
         if coordinator.failed:
             # Its last batch of rows never reached crawl.db; its WARC records did.
             level(config, db)
-        robots: dict[str, str] = dict((saved or {}).get("robots_status", {}))
-        sitemaps: dict[str, list[str]] = dict((saved or {}).get("sitemaps", {}))
-        for snapshot in snapshots:
-            robots.update(snapshot.get("robots_status", {}))
-            sitemaps.update(snapshot.get("sitemaps", {}))
-        carried = {
-            "skipped_robots": sum(int(s.get("skipped_robots", 0)) for s in snapshots),
-            "skipped_other": sum(int(s.get("skipped_other", 0)) for s in snapshots),
-            "duration_seconds": float((saved or {}).get("duration_seconds", 0.0))
-            + time.time()
-            - started,
-            "robots_status": robots,
-            "sitemaps": sitemaps,
-        }
+        duration = float((saved or {}).get("duration_seconds", 0.0)) + time.time() - started
+        carried = carry_runs(saved, snapshots, duration)
         stats = rebuild_stats(db, carried, config.concurrency * count)
         stats.started = time.time()
+        stats.deferred = sorted({str(o) for s in snapshots for o in s.get("deferred", [])})
         _observed(stats, snapshots)
         stats.timeline = fleet.timeline_now()
-        report_now(out, stats, db, final=True)
+        # The snapshot first: its duration is stats.json's, not later by report.html's drawing
+        # (which recover, resume and merge would otherwise count as crawl time).
         save_snapshot(db, stats)
+        report_now(out, stats, db, final=True)
     finally:
         db.close()
     fleet.finish(stats)
@@ -336,15 +339,16 @@ def _coordinate(
     coordinator: _Coordinator,
     links: Sequence[Connection],
     processes: Sequence[BaseProcess],
-    reports: tuple[float, Callable[[], None]],
+    timers: tuple[float, Callable[[], None], float | None],
     control: Connection,
 ) -> None:
     """Run the coordinator until every worker is done or lost.
 
     It waits on every worker's pipe and process sentinel at once, and on ``control`` (stops
     and seeds from the control channel): a worker that ends without saying "done" (killed, or
-    dead of a fault) is noticed at once, never waited for. ``reports``: the interval of the
-    interim reports, and what writes them.
+    dead of a fault) is noticed at once, never waited for. ``timers``: the interval of the
+    interim reports, what writes them, and the time limit's deadline (wall clock): when it
+    passes, every worker is stopped with the reason "time".
     """
     previous = {
         sig: signal.signal(sig, lambda *_: coordinator.stop_all("signal"))
@@ -352,7 +356,7 @@ def _coordinate(
     }
     open_links = set(links)
     sentinels = {process.sentinel: k for k, process in enumerate(processes)}
-    interval, report = reports
+    interval, report, deadline = timers
     period = interval  # grows when a report takes long (``report_period``)
     last_report = time.monotonic()
     try:
@@ -363,9 +367,16 @@ def _coordinate(
                     report()
                 last_report = time.monotonic()
                 period = report_period(interval, last_report - started)
-            # The timeout is the report timer; every other wake-up is a message or an exit.
+            timeout = period
+            if deadline is not None:
+                if time.time() >= deadline:
+                    coordinator.stop_all("time")
+                else:
+                    timeout = min(timeout, deadline - time.time())
+            # The timeouts are the report timer and the deadline; every other wake-up is a
+            # message or an exit.
             waited: list[Connection | int] = [*open_links, *sentinels, control]
-            ready = multiprocessing.connection.wait(waited, timeout=period)
+            ready = multiprocessing.connection.wait(waited, timeout=timeout)
             for link in ready:
                 if isinstance(link, Connection):
                     _receive(coordinator, link, open_links)
