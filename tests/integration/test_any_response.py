@@ -343,7 +343,6 @@ _folders = itertools.count()
 
 
 @pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "workers-2"])
-@pytest.mark.xfail(reason="issue 26: crash-proof store path in progress", strict=False)
 @PROFILE
 @given(data=st.data())
 def test_any_response_leaves_the_crawl_going(

@@ -147,7 +147,7 @@ class Pipeline:
         """Unreachable (RFC 9309 2.3.1.4): assume everything is disallowed, ask again later;
         an origin that cannot be connected to at all is given up at once, and its seeds
         fall back to their next form (https -> http)."""
-        status = final.status or final.error
+        status = final.error or final.status  # a 200 cut short says why: bad_encoding
         dropped = self._frontier.robots_unavailable(origin, give_up=final.error in UNCONNECTABLE)
         host = self._stats.host(job.host)
         if dropped is None:

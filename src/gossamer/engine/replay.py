@@ -31,6 +31,7 @@ from gossamer.engine.exchange import internal_error
 from gossamer.engine.recorder import Recorder
 from gossamer.errors import StoreError
 from gossamer.fetch import FetchResult
+from gossamer.fetch.sniff import RESOURCE_HEADER, computed_type
 from gossamer.frontier import Job
 from gossamer.store import CdxjWriter, MetadataDB, WarcLocation
 from gossamer.store.cdxj import prune_cdxj
@@ -359,6 +360,15 @@ def _job(result: FetchResult, fields: dict[str, str]) -> Job:
     )
 
 
+def _computed(record: ArchivedResponse) -> str:
+    """The type the live crawl recorded: a 2xx body's sniffed as the fetcher sniffs it."""
+    if not 200 <= record.status < 300 or not record.content:
+        return record.content_type
+    options = (record.header("X-Content-Type-Options") or "").strip().lower()
+    head = record.content[:RESOURCE_HEADER]
+    return computed_type(record.content_type, head, no_sniff=options == "nosniff")
+
+
 def _result(record: ArchivedResponse, elapsed: float) -> FetchResult:
     """The fetch result an archived response stands for, as the live crawl recorded it."""
     error = record.decode_error
@@ -371,7 +381,7 @@ def _result(record: ArchivedResponse, elapsed: float) -> FetchResult:
         response_headers=record.headers,
         body=record.body,
         content=record.content,
-        content_type=record.content_type,
+        content_type=_computed(record),
         started_at=warc_time(record.date).timestamp(),
         elapsed=elapsed,
         remote_ip=record.remote_ip,

@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 ROBOTS_MAX_BYTES = MAX_ROBOTS_BYTES
 ROBOTS_MAX_HOPS = 5
 SCHEMES = ("http", "https")
+MIN_STATUS = 100  # status codes are three digits from 1xx up (RFC 9110 15)
 _ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,*/*;q=0.5"
 
 
@@ -275,6 +276,15 @@ class Fetcher:
     ) -> FetchResult:
         assert self._session is not None
         async with self._session.get(target, allow_redirects=False) as resp:
+            if resp.status < MIN_STATUS:  # "000", "042": three digits, but no HTTP status
+                return FetchResult(
+                    url=url,
+                    status=0,
+                    started_at=started,
+                    elapsed=time.monotonic() - t0,
+                    error="bad_status",
+                    error_detail=f"status line with code {resp.status:03d}",
+                )
             transport = resp.connection.transport if resp.connection else None
             peer = transport.get_extra_info("peername") if transport else None
             if robots:

@@ -136,7 +136,7 @@ def _read_one(reader: WarcReader, page: PendingPage) -> ExtractedPage:
         return ExtractedPage(
             page, host, "", page.content_type or "", None, "", _NO_KEYS, 0, UNREADABLE
         )
-    mime = response.content_type or page.content_type or ""
+    mime = page.content_type or response.content_type or ""  # crawl.db holds the sniffed type
     if response.decode_error:
         return ExtractedPage(page, host, response.date, mime, None, "", _NO_KEYS, 0, "bad_encoding")
     text = extract(response.content, mime, page.url)

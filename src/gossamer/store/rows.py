@@ -64,7 +64,7 @@ def page_row(
         url_id=sha1_hex(result.url),
         doc_id=_doc_id(result, location),
         status=result.status,
-        content_type=result.content_type or None,
+        content_type=_text(result.content_type) or None,
         length=len(result.body) if result.status else None,
         fetched_at=result.started_at,
         elapsed=result.elapsed,
@@ -77,6 +77,15 @@ def page_row(
         host=host,
         purpose=purpose,
     )
+
+
+def _text(value: str) -> str:
+    """Text SQLite can hold: in a header value the HTTP client decoded with surrogate
+    escapes, the bytes that are not UTF-8 are spelt ``\\xe9``. One such value would
+    otherwise fail the whole batch of rows it was written with (the WARC keeps the bytes)."""
+    if value.isascii():
+        return value
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _doc_id(result: FetchResult, location: WarcLocation | None) -> str | None:

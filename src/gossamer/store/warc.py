@@ -30,6 +30,7 @@ from http import HTTPStatus
 from io import BytesIO
 from pathlib import Path
 from typing import BinaryIO
+from urllib.parse import quote
 
 from isal import isal_zlib
 from warcio.statusandheaders import StatusAndHeaders
@@ -373,15 +374,32 @@ class _ServerStatusAndHeaders(StatusAndHeaders):  # type: ignore[misc]
 
     def __init__(self, result: FetchResult) -> None:
         self._first_line = _status_line(result)
+        self._sent = _archived_headers(result.response_headers, len(result.body))
         super().__init__(
             self._first_line[5:].decode("ascii", "backslashreplace").split(" ", 1)[1],
-            _archived_headers(result.response_headers, len(result.body)),
+            self._sent,
             protocol=f"HTTP/{result.http_version}",
         )
+
+    def percent_encode_non_ascii_headers(self, encoding: str = "UTF-8") -> None:
+        """Header values hold the server's bytes, one character each (Latin-1): a value that
+        is not ASCII is percent-encoded from those bytes (warcio would encode the characters
+        as UTF-8, archiving ``é`` sent as UTF-8 as ``%C3%83%C2%A9``)."""
+        self.headers = [
+            (name, value if value.isascii() else quote(_sent_bytes(value)))
+            for name, value in self._sent
+        ]
 
     def to_ascii_bytes(self, filter_func: object = None) -> bytes:
         block: bytes = super().to_ascii_bytes(filter_func)
         return self._first_line + block[block.index(b"\r\n") :]
+
+
+def _sent_bytes(value: str) -> bytes:
+    try:
+        return value.encode("latin-1")
+    except UnicodeEncodeError:  # not from the wire: a value built as text
+        return value.encode("utf-8", "surrogateescape")
 
 
 def _http_headers(result: FetchResult) -> StatusAndHeaders:

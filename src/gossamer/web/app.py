@@ -37,6 +37,7 @@ from aiohttp import web
 
 from gossamer.errors import GossamerError
 from gossamer.index import IndexingError, WarcReader
+from gossamer.rank.errors import RankError
 from gossamer.search.engine import MAX_PAGE, SearchEngine
 from gossamer.search.errors import SearchError
 from gossamer.search.info import page_info
@@ -81,10 +82,10 @@ class SearchSide:
     def _open(self) -> None:
         try:
             require_complete_index(self._dir)
-        except IndexingError as exc:
+            self._engine = SearchEngine(self._dir, self._weights)
+        except (IndexingError, RankError) as exc:  # damaged: the reason names the command
             self.missing = str(exc)
             return
-        self._engine = SearchEngine(self._dir, self._weights)
         self.missing = ""
 
     def engine(self) -> SearchEngine:

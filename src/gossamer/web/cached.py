@@ -54,7 +54,7 @@ def load_cached(records: CrawlRecords, reader: WarcReader, url: str) -> CachedCo
         response = reader.read(row.warc_file, row.warc_offset, row.warc_length or 0)
     except IndexingError as exc:
         return CachedCopy(url, "", _note(f"The archived copy cannot be read: {exc}"), _HTML)
-    mime = response.content_type or row.content_type or ""
+    mime = row.content_type or response.content_type or ""  # crawl.db holds the sniffed type
     base = mime.split(";", 1)[0].strip().lower()
     content = response.content
     cut = 0

@@ -250,7 +250,9 @@ def _said(action: str, reply: dict[str, Any]) -> str:
     if not reply.get("ok"):
         return f"The crawl refused: {reply.get('error', 'no reason given')}."
     if action != "seeds":
-        return f"Done: the crawl is {reply.get('state', 'changing')}."
+        warning = reply.get("warning")
+        done = f"Done: the crawl is {reply.get('state', 'changing')}."
+        return f"{done} {warning}" if warning else done
     queued, problems = reply.get("queued", []), reply.get("problems", [])
     text = f"{len(queued)} seed(s) queued, {reply.get('known', 0)} already known."
     return text + (f" Not used: {'; '.join(problems[:5])}." if problems else "")

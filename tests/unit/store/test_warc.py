@@ -636,3 +636,5 @@ def test_reason_phrase_keeps_the_servers_bytes(
     assert kinds == [("response", expected), ("revisit", expected)]
     raw = gzip.decompress(path.read_bytes())
     assert raw.count(b"HTTP/1.1 200 " + archived + b"\r\n") == 2
+    if header_value != "plain":  # the value's bytes (one character each), percent-encoded
+        assert raw.count(b"X-Note: caf%E9\r\n") == 2
