@@ -42,6 +42,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from tests.unit.distributed.redis_rig import MISSING, SERVER, RedisServer
+
 from .archive_checks import assert_pages_match_warc, rows
 from .rawweb import RawWeb
 
@@ -308,13 +310,26 @@ def web() -> Iterator[RawWeb]:
         yield running
 
 
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A redis-server for the shared mode; each example's crawl has a name of its own."""
+    if SERVER is None:
+        pytest.skip(MISSING)
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
 @dataclass(frozen=True, slots=True)
 class Crawl:
     result: subprocess.CompletedProcess[str]
     out: Path
 
 
-def crawl(web: RawWeb, site: Site, answers: dict[str, bytes], tmp: Path, workers: int) -> Crawl:
+def crawl(web: RawWeb, site: Site, answers: dict[str, bytes], tmp: Path, mode: list[str]) -> Crawl:
     seed = site.url(site.hosts[0], "/")
     calm_urls = [site.url(h, "/calm") for h in site.hosts]
     served = {(h, p): answers[site.url(h, p)] for h, p in site.fuzzed}
@@ -328,7 +343,7 @@ def crawl(web: RawWeb, site: Site, answers: dict[str, bytes], tmp: Path, workers
     result = subprocess.run(
         [sys.executable, "-m", "gossamer", "crawl", tmp / "seeds.txt", "--out", out,
          "--resolve", f"*.{DOMAIN}:127.0.0.1", "--config", tmp / "c.toml",
-         "--workers", str(workers), "--concurrency", "8", "--no-progress"],
+         *mode, "--concurrency", "8", "--no-progress"],
         capture_output=True, text=True, check=False, timeout=120,
     )  # fmt: skip
     return Crawl(result, out)
@@ -342,18 +357,27 @@ _names = itertools.count()
 _folders = itertools.count()
 
 
-@pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "workers-2"])
+@pytest.fixture(params=["one-process", "workers-2", "shared"])
+def mode(request: pytest.FixtureRequest) -> list[str]:
+    """The crawl's flags for each way of running it (a shared crawl: a worker on Redis)."""
+    if request.param == "shared":
+        url = request.getfixturevalue("redis_url")
+        return ["--frontier", url, "--name", f"any-{next(_names)}"]
+    return ["--workers", "1" if request.param == "one-process" else "2"]
+
+
 @PROFILE
 @given(data=st.data())
 def test_any_response_leaves_the_crawl_going(
-    web: RawWeb, tmp_path: Path, workers: int, data: st.DataObject
+    web: RawWeb, tmp_path: Path, mode: list[str], data: st.DataObject
 ) -> None:
     site, answers = data.draw(examples(web.port, _names), label="example")
-    run = crawl(web, site, answers, tmp_path / f"crawl-{next(_folders)}", workers)
+    run = crawl(web, site, answers, tmp_path / f"crawl-{next(_folders)}", mode)
     stderr = run.result.stderr
     assert run.result.returncode == 0, stderr[-4000:]
     assert "Traceback" not in stderr, stderr[-4000:]
-    assert "stopped: exhausted" in run.result.stdout
+    ended = "stopped: finished" if "--frontier" in mode else "stopped: exhausted"
+    assert ended in run.result.stdout
 
     found = rows(run.out, "SELECT url, status, error FROM pages")
     outcome = {str(url): (int(str(status)), error) for url, status, error in found}
