@@ -5,13 +5,15 @@ frontier (queued once, by the seen-set) and the ``urls`` table of ``crawl.db``. 
 crawl finds passes through :meth:`Admitter.admit`, in a live crawl and in replay alike, so a
 resumed or recovered crawl refuses and counts exactly what the live one did.
 
-One rule is approximate across a restart: the URL families of ``max_family``
-(:class:`~gossamer.urls.traps.TrapFamilies`) live in memory only, and both the replay and the
-resumed crawl start with none. A chain cut before the restart has its refused link offered
-again (``catch_up`` re-offers every link never queued), and a family met again starts from the
-depth it is met at, so each restart can give a calendar up to ``max_family`` more pages. The
-per-host budget bounds it as before: a restart carries it over (each host's URLs queued in
-earlier runs are counted from ``crawl.db``).
+The URL families of ``max_family`` (:class:`~gossamer.urls.traps.TrapFamilies`) are kept in
+``crawl.db`` (``gossamer.store.families``): each admitter starts from the families kept there
+(a worker of a ``--workers`` crawl, from those of the hosts it owns, as it sees every URL of
+them), and adds a row when a self-fed family is new or its shallowest depth decreases, in the
+batch of the exchange that found the link. So a chain is counted from where it started, over
+every run and in replay alike: a link refused before a restart is refused again when
+``catch_up`` offers it anew, and a calendar gets ``max_family`` pages however often the crawl
+is stopped. The replay of a resume goes through an admitter too; since a family's row is a
+minimum, replaying the links that made it changes nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +27,13 @@ from gossamer.generations import Generations
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 from gossamer.urls import host_of
-from gossamer.urls.traps import TrapFamilies, family_key, strip_session_ids, trap_reason
+from gossamer.urls.traps import (
+    TrapFamilies,
+    family_host,
+    family_key,
+    strip_session_ids,
+    trap_reason,
+)
 
 __all__ = ["KNOWN_URLS", "Admitter", "Queue"]
 
@@ -83,7 +91,7 @@ class Admitter:
         self._db = db
         self._part = part  # set when this crawler is one worker of a partitioned crawl
         # Kept by the worker that owns a host: it sees every URL of that host, whoever found it.
-        self._families = TrapFamilies(scope.max_family) if scope.max_family is not None else None
+        self._families = _families(scope.max_family, db, part)
         # URL as found -> what the rules say of it, for links met on page after page.
         self._known: Generations[str, _Facts] = Generations(KNOWN_URLS)
 
@@ -168,3 +176,21 @@ class Admitter:
         """A URL that could not be reached: queue its next form (a seed's https -> http)."""
         if job.fallbacks:
             self.admit(job.fallbacks[0], job.depth, job.referrer, fallbacks=job.fallbacks[1:])
+
+
+def _families(max_family: int | None, db: MetadataDB, part: Part | None) -> TrapFamilies | None:
+    """The trap families this admitter judges by: those ``crawl.db`` keeps (of the hosts
+    ``part`` owns), telling ``db`` of every change worth keeping."""
+    if max_family is None:
+        return None
+
+    def keep(family: str, depth: int) -> None:
+        db.add_family(family, family_host(family), depth)
+
+    families = TrapFamilies(max_family, keep=keep)
+    families.restore(
+        (family, depth)
+        for family, host, depth in db.trap_families()
+        if part is None or part.mine_host(host)
+    )
+    return families

@@ -14,12 +14,13 @@ added before it visible: it waits for them to be committed.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from gossamer.errors import StoreError
 from gossamer.store.connect import connect_writer, faults, quick_check
 from gossamer.store.domains import DomainRow
+from gossamer.store.families import SELECT_FAMILIES
 from gossamer.store.reads import BACKLOG, CrawlReads
 from gossamer.store.rows import PageRow, page_values
 from gossamer.store.schema import prepare_schema
@@ -110,6 +111,15 @@ class MetadataDB(CrawlReads):
         """Record what a fetched sitemap gave: its ``(url, lastmod)`` entries, first error."""
         self._batch.sitemaps_read.append((len(entries), error, url))
         self._batch.entries.extend((loc, url, lastmod) for loc, lastmod in entries)
+
+    def add_family(self, family: str, host: str, depth: int) -> None:
+        """Record a self-fed URL family of ``host`` and the shallowest depth it has reached
+        (``urls.traps.TrapFamilies``); a deeper depth than the one kept changes nothing."""
+        self._batch.families.append((family, host, depth))
+
+    def trap_families(self) -> Iterator[tuple[str, str, int]]:
+        """Every family kept, as ``(family, host, depth)``, in the order first written."""
+        return self._query(SELECT_FAMILIES)
 
     def set_meta(self, key: str, value: str) -> None:
         """Save a value (committed at once, or queued behind the batches handed over)."""

@@ -19,11 +19,12 @@ from pathlib import Path
 
 from gossamer import __version__
 from gossamer.errors import StoreError
+from gossamer.store.families import FAMILIES_TABLE
 from gossamer.store.migrate import DOMAINS_TABLE, ROBOTS_TABLE, SITEMAP_TABLES, upgrade
 
 __all__ = ["SCHEMA_VERSION", "UNFETCHED", "prepare_schema"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = (
     """
@@ -69,6 +70,7 @@ CREATE VIEW link_urls AS
     + ROBOTS_TABLE
     + SITEMAP_TABLES
     + DOMAINS_TABLE
+    + FAMILIES_TABLE
 )
 
 # A queued URL with no final answer yet (a condition on ``urls``): no ``pages`` row, or only

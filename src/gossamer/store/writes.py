@@ -28,6 +28,7 @@ from itertools import chain
 
 from gossamer.generations import Generations
 from gossamer.store.connect import transaction
+from gossamer.store.families import PUT_FAMILY
 from gossamer.store.schema import UNFETCHED
 
 __all__ = ["Batch", "UrlIds", "commit", "delete_pages", "requeue_unfetched"]
@@ -81,6 +82,7 @@ class Batch:
     sitemaps_read: list[tuple[int, str | None, str]] = field(default_factory=list)
     entries: list[tuple[str, str, str | None]] = field(default_factory=list)  # url, map, lastmod
     domains: list[tuple[object, ...]] = field(default_factory=list)  # whole ``domains`` rows
+    families: list[tuple[str, str, int]] = field(default_factory=list)  # family, host, depth
 
     @property
     def size(self) -> int:
@@ -98,6 +100,7 @@ class Batch:
             or self.sitemaps_read
             or self.entries
             or self.domains
+            or self.families
         )
 
     def extend(self, later: Batch) -> None:
@@ -111,6 +114,7 @@ class Batch:
         self.sitemaps_read.extend(later.sitemaps_read)
         self.entries.extend(later.entries)
         self.domains.extend(later.domains)
+        self.families.extend(later.families)
 
 
 KNOWN_IDS = 1 << 16  # URL ids UrlIds keeps per generation (about 10 MB for two)
@@ -152,6 +156,7 @@ def commit(conn: sqlite3.Connection, batch: Batch, ids: UrlIds | None = None) ->
         conn.executemany(_READ_SITEMAP, batch.sitemaps_read)
         _insert(conn, _INSERT_ENTRY, batch.entries)
         conn.executemany(_PUT_DOMAIN, batch.domains)
+        conn.executemany(PUT_FAMILY, batch.families)
     ids.learn(learned)
 
 

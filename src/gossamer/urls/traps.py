@@ -11,7 +11,9 @@ Calendars look like ordinary URLs one at a time; as a *family* they give themsel
 :func:`family_key` names the family of a URL (its numbers and month names masked), and
 :class:`TrapFamilies` refuses a member that was found on a page of its own family, ever deeper
 below the family's shallowest member (see there for the rule and its false positives). The
-per-host page budget in the frontier stays the last stop for traps no rule catches.
+per-host page budget in the frontier stays the last stop for traps no rule catches. What a
+crawl learns of its families outlives the process: :class:`TrapFamilies` tells its owner of
+every change worth keeping, and is restored from what was kept (``gossamer.store.families``).
 
 The functions are pure and work on the canonical string (see :mod:`gossamer.urls.canonical`),
 so they cost a few string operations per discovered link; :class:`TrapFamilies` holds the one
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable
 
 from gossamer.urls.parts import host_of, path_query_of
 
@@ -33,6 +36,7 @@ __all__ = [
     "SESSION_PARAMETERS",
     "TRACKED_FAMILIES",
     "TrapFamilies",
+    "family_host",
     "family_key",
     "strip_session_ids",
     "trap_reason",
@@ -175,6 +179,11 @@ def family_key(url: str) -> str | None:
     return host_of(url) + masked
 
 
+def family_host(family: str) -> str:
+    """The host name a :func:`family_key` starts with (its masked path begins with '/')."""
+    return family.partition("/")[0]
+
+
 class TrapFamilies:
     """Refuses URLs that a family of URLs feeds to itself, ever deeper: calendars and the like.
 
@@ -196,13 +205,28 @@ class TrapFamilies:
     and a depth, in a least-recently-used table of ``capacity`` entries. A chain touches its
     family on every step, so it stays in the table; a family pushed out starts over, which
     lets its chain run up to ``max_chain`` further pages (the per-host budget still holds).
+
+    Across processes: ``keep`` hears ``(family, shallowest depth)`` whenever a self-fed family
+    is met that the table does not hold (new, or pushed out since) or its shallowest depth
+    decreases, and
+    :meth:`restore` puts kept families back. A crawl keeps them in ``crawl.db``, so a resumed
+    crawl goes on counting each chain where it stopped. Both are rare next to the links
+    checked (once per family, plus once per family pushed out and met again), and the state
+    is a minimum, so telling or restoring the same family twice changes nothing.
     """
 
-    def __init__(self, max_chain: int = MAX_FAMILY, *, capacity: int = TRACKED_FAMILIES) -> None:
+    def __init__(
+        self,
+        max_chain: int = MAX_FAMILY,
+        *,
+        capacity: int = TRACKED_FAMILIES,
+        keep: Callable[[str, int], None] | None = None,
+    ) -> None:
         if max_chain < 1 or capacity < 1:
             raise ValueError("max_chain and capacity must be positive")
         self._max_chain = max_chain
         self._capacity = capacity
+        self._keep = keep
         self._shallowest: OrderedDict[int, int] = OrderedDict()  # hash(family) -> depth
         # Links arrive page by page: the referrer's family is worked out once per page.
         self._referrer: str | None = None
@@ -211,6 +235,18 @@ class TrapFamilies:
     def __len__(self) -> int:
         """Families remembered: never more than ``capacity``."""
         return len(self._shallowest)
+
+    def restore(self, families: Iterable[tuple[str, int]]) -> None:
+        """Remember these ``(family, shallowest depth)`` pairs, as kept by an earlier process,
+        without telling ``keep``. Past ``capacity``, the last ones given stay."""
+        shallowest = self._shallowest
+        for family, depth in families:
+            key = hash(family)
+            known = shallowest.get(key)
+            shallowest[key] = depth if known is None else min(known, depth)
+            shallowest.move_to_end(key)
+            if len(shallowest) > self._capacity:
+                shallowest.popitem(last=False)
 
     def verdict(self, url: str, depth: int, referrer: str | None) -> str | None:
         """``"trap_family"`` if ``url``, found at ``depth`` on ``referrer``, continues a chain
@@ -234,8 +270,14 @@ class TrapFamilies:
             self._shallowest[key] = shallowest
             if len(self._shallowest) > self._capacity:
                 self._shallowest.popitem(last=False)
+            if self._keep is not None:
+                self._keep(family, shallowest)
         else:
-            shallowest = min(known, reached)
+            shallowest = known
+            if reached < known:
+                shallowest = reached
+                if self._keep is not None:
+                    self._keep(family, shallowest)
             self._shallowest[key] = shallowest
             self._shallowest.move_to_end(key)
         if self_fed and depth - shallowest >= self._max_chain:

@@ -3,7 +3,7 @@ same way, whether its facts come from the rules or from memory."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import pairwise
 from pathlib import Path
 
@@ -12,9 +12,11 @@ import pytest
 from gossamer.config import ScopeConfig
 from gossamer.engine import admission
 from gossamer.engine.admission import Admitter
+from gossamer.engine.partition import Part, host_owner
 from gossamer.frontier import Admission, Job
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
+from gossamer.urls.traps import TrapFamilies
 
 
 class Queue:
@@ -97,3 +99,50 @@ def test_a_calendar_is_cut_as_the_family_rule_says(db: MetadataDB) -> None:
     assert queued == [True, True] + [False] * 9
     # Each refusal of a URL never queued counts, the second meeting on a page as well.
     assert stats.errors["trap_family"] == 18
+
+
+# -- trap families kept in crawl.db (issue 27) ----------------------------------------------
+MONTHS = [f"http://a.test/cal/2026/{m:02d}" for m in range(1, 13)]
+
+
+def test_a_new_admitter_goes_on_from_the_families_crawl_db_keeps(db: MetadataDB) -> None:
+    scope = ScopeConfig(max_family=3)
+    first = Admitter(scope, frontier=Queue(), stats=CrawlStats(), db=db)
+    assert first.admit(MONTHS[1], 2, MONTHS[0])  # the family reaches depth 1: kept
+    assert first.admit(MONTHS[2], 3, MONTHS[1])  # the same family, no deeper: nothing kept
+    assert list(db.trap_families()) == [("a.test/cal/#/#", "a.test", 1)]
+    # A resumed crawl: a new admitter, the frontier restored (month 4 waits in it).
+    stats = CrawlStats()
+    resumed = Admitter(scope, frontier=Queue(), stats=stats, db=db)
+    assert not resumed.admit(MONTHS[3], 4, MONTHS[2])  # 3 hops below depth 1, as before
+    assert stats.errors["trap_family"] == 1
+    assert list(db.trap_families()) == [("a.test/cal/#/#", "a.test", 1)]
+
+
+def test_without_a_family_limit_nothing_is_kept(db: MetadataDB) -> None:
+    admitter = Admitter(ScopeConfig(max_family=None), frontier=Queue(), stats=CrawlStats(), db=db)
+    for depth, (here, onward) in enumerate(pairwise(MONTHS), start=1):
+        assert admitter.admit(onward, depth + 1, here)
+    assert list(db.trap_families()) == []
+
+
+def test_a_worker_restores_the_families_of_the_hosts_it_owns(
+    db: MetadataDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hosts = [f"h{n}.test" for n in range(20)]
+    for host in hosts:
+        db.add_family(f"{host}/cal/#", host, 1)
+    restored: list[str] = []
+
+    class Spy(TrapFamilies):
+        def restore(self, families: Iterable[tuple[str, int]]) -> None:
+            pairs = list(families)
+            restored.extend(family for family, _ in pairs)
+            super().restore(pairs)
+
+    monkeypatch.setattr(admission, "TrapFamilies", Spy)
+    part = Part(index=1, count=2, up=None, inbox=None)  # type: ignore[arg-type]
+    Admitter(ScopeConfig(), frontier=Queue(), stats=CrawlStats(), db=db, part=part)
+    mine = [host for host in hosts if host_owner(host, 2) == 1]
+    assert 0 < len(mine) < len(hosts)
+    assert restored == [f"{host}/cal/#" for host in mine]
