@@ -48,6 +48,7 @@ from gossamer.frontier.politeness import Answer, HostTiming, Outcome
 from gossamer.urls import host_of
 
 __all__ = [
+    "Deferred",
     "Finished",
     "Halted",
     "Idle",
@@ -95,6 +96,14 @@ class Finished:
 
 
 @dataclass(frozen=True, slots=True)
+class Deferred:
+    """Nothing left but hosts waiting to retry an unavailable robots.txt, past their grace:
+    the crawl ends, leaving these ``origins`` to its next run."""
+
+    origins: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Halted:
     """The crawl is paused or stopped (``state``)."""
 
@@ -115,7 +124,7 @@ class Done:
     pages: int = 0  # pages stored crawl-wide, after this one (when it was counted)
 
 
-LeaseAnswer = Leased | Wait | Idle | Finished | Halted
+LeaseAnswer = Leased | Wait | Idle | Finished | Deferred | Halted
 
 
 @contextlib.contextmanager
@@ -155,6 +164,7 @@ class RedisFrontier:
         self._add = redis.register_script(lua.ADD)
         self._create = redis.register_script(lua.CREATE)
         self._crawl_delay = redis.register_script(lua.CRAWL_DELAY)
+        self._retry_deferred = redis.register_script(lua.RETRY_DEFERRED)
 
     def _now(self) -> str:
         return "" if self._clock is None else repr(self._clock())
@@ -208,6 +218,8 @@ class RedisFrontier:
             return Idle()
         if kind == "finished":
             return Finished()
+        if kind == "deferred":
+            return Deferred(tuple(sorted(_text(origin) for origin in reply[1:])))
         return Halted(kind)
 
     async def complete(
@@ -219,6 +231,7 @@ class RedisFrontier:
         retry: Job | None = None,
         links: Iterable[Job] = (),
         count_page: bool = False,
+        deferred: str = "",
     ) -> Done | Lost:
         """Record the fetch of ``lease.job``; the host's timing moves as
         :func:`gossamer.frontier.politeness.after` says for ``outcome``: a politeness
@@ -226,7 +239,9 @@ class RedisFrontier:
         ``unavailable``) with ``retry_after`` as its wait (Retry-After; the seconds to the next
         robots.txt attempt). ``retry`` is queued again; ``links`` go through the seen-set;
         ``count_page`` adds one to the crawl's stored pages (``P pages``), else the lease's
-        page reservation goes back to the target. Refused (Lost) under a stale token."""
+        page reservation goes back to the target. ``deferred``: the origin whose robots.txt was
+        unavailable (outcome ``unavailable``), for the list the crawl leaves to its next run.
+        Refused (Lost) under a stale token."""
         if isinstance(outcome, str):
             try:
                 outcome = Outcome(Answer(outcome), retry_after)
@@ -239,6 +254,7 @@ class RedisFrontier:
             "" if outcome.wait is None else repr(float(outcome.wait)),
             "" if retry is None else encode_job(retry),
             "1" if count_page else "0",
+            deferred,
         ]
         for job in links:
             args += _admission(job)
@@ -274,6 +290,17 @@ class RedisFrontier:
         """Return expired leases to the schedule: (hosts reaped, in-flight jobs requeued)."""
         reply = await self._run(self._reap, [limit])
         return [_text(host) for host in reply[:-1]], int(reply[-1])
+
+    async def retry_deferred(self) -> int:
+        """A new run of the crawl: the robots.txt files the last run deferred are asked again
+        at once; the number of hosts."""
+        return int(await self._run(self._retry_deferred, []))
+
+    async def pages(self) -> int:
+        """Pages stored crawl-wide (every worker's)."""
+        with _wrapped("read the crawl's pages"):
+            raw = await self.redis.get(self.prefix + "pages")
+        return int(raw or 0)
 
     async def set_crawl_delay(self, host: str, seconds: float | None) -> float:
         """Record ``host``'s robots.txt Crawl-delay (None: its robots.txt names none), capped

@@ -14,6 +14,11 @@ the crawl's keys consistent, whatever the other workers do at the same moment:
   checked), count the page or give its reservation back, release the lease and put the host
   back in the schedule if it has work.
 * ``CRAWL_DELAY``: a robots.txt Crawl-delay sets the host's delay (``with_crawl_delay``).
+* ``RETRY_DEFERRED``: a new run asks the robots.txt files the last one deferred, at once.
+* When nothing is left but hosts waiting to retry an unavailable robots.txt, LEASE waits
+  their grace (``--robots-wait``, ``deferral``: the mirror of
+  :func:`gossamer.frontier.politeness.deferral_end`) and then answers ``deferred`` with
+  their origins: the crawl ends as one process does, leaving them to the next run.
 * ``RENEW``: the heartbeat; extends the worker's unexpired leases, drops the ones it lost,
   stores its figures.
 * ``REAP``: expired leases give their in-flight job back to the front of the host's queue,
@@ -40,7 +45,7 @@ from __future__ import annotations
 
 from gossamer.frontier.politeness import LOCAL_FAULT_PAUSE, MAX_DOUBLINGS
 
-__all__ = ["ADD", "COMPLETE", "CRAWL_DELAY", "CREATE", "LEASE", "REAP", "RENEW"]
+__all__ = ["ADD", "COMPLETE", "CRAWL_DELAY", "CREATE", "LEASE", "REAP", "RENEW", "RETRY_DEFERRED"]
 
 _COMMON = (
     """
@@ -135,6 +140,28 @@ local function reap(now, limit)
   end
   return hosts, returned
 end
+-- politeness.deferral_end, for a crawl left with nothing but hosts waiting to retry an
+-- unavailable robots.txt (P..'deferred': host -> time of its first unavailable answer):
+-- nil while other work remains; else {'wait', time} until their grace (robots_wait) is
+-- over, then {'deferred', origin...}: every worker ends and a later run asks them again.
+local function deferral(now)
+  if redis.call('ZCARD', P..'leases') > 0 then return nil end
+  if redis.call('ZCARD', P..'ready') > redis.call('HLEN', P..'deferred') then return nil end
+  local grace = tonumber(redis.call('HGET', P..'politeness', 'robots_wait') or '30')
+  local hosts = redis.call('ZRANGE', P..'ready', 0, -1, 'WITHSCORES')
+  local ending = now
+  local origins = {}
+  for i = 1, #hosts, 2 do
+    local at = tonumber(redis.call('HGET', P..'deferred', hosts[i]) or '')
+    if not at then return nil end
+    if tonumber(hosts[i + 1]) <= at + grace then ending = math.max(ending, at + grace) end
+    table.insert(origins, redis.call('HGET', P..'deferred_origin', hosts[i]) or hosts[i])
+  end
+  if #hosts == 0 then return nil end
+  if now < ending then return {'wait', fmt(math.min(ending, tonumber(hosts[2])))} end
+  table.insert(origins, 1, 'deferred')
+  return origins
+end
 local function admit(base, count)
   local limit = tonumber(redis.call('HGET', P..'politeness', 'per_host') or '0')
   local queued = 0
@@ -168,7 +195,7 @@ return hosts
 
 # ARGV: prefix, now, worker, ttl, reap_limit
 # -> {'job', host, token, job} | {'wait', time} | {'idle'} | {'finished'}
-#    | {'paused'|'stopped'|'target'}
+#    | {'deferred', origin...} | {'paused'|'stopped'|'target'}
 LEASE = (
     _COMMON
     + """
@@ -195,7 +222,7 @@ for _ = 1, 16 do
     return {'idle'}
   end
   local host = first[1]
-  if tonumber(first[2]) > now then return {'wait', first[2]} end
+  if tonumber(first[2]) > now then return deferral(now) or {'wait', first[2]} end
   redis.call('ZREM', P..'ready', host)
   local job = redis.call('LPOP', P..'q:'..host)
   if job then
@@ -218,7 +245,8 @@ return {'wait', fmt(now)}
 
 # ARGV: prefix, now, host, token, answer ('ok'|'fault'|'slow'|'local'|'unavailable'),
 #       wait ('' or seconds: Retry-After, the next robots.txt attempt), retry job ('' or
-#       JSON), count page ('1'|'0'), then (shard, member, host, job) per link
+#       JSON), count page ('1'|'0'), the origin of an unavailable robots.txt ('' or the
+#       origin), then (shard, member, host, job) per link
 # -> {'done', next-allowed time, links queued, pages stored} | {'lost'}
 COMPLETE = (
     _COMMON
@@ -231,6 +259,13 @@ if held[1] ~= ARGV[4] then return {'lost'} end
 local hk = P..'host:'..host
 local nxt = after(hk, ARGV[5], tonumber(ARGV[6]), now)
 redis.call('HINCRBY', hk, 'fetched', 1)
+if ARGV[5] == 'unavailable' then  -- waiting for its robots.txt: since its first such answer
+  redis.call('HSETNX', P..'deferred', host, fmt(now))
+  if ARGV[9] ~= '' then redis.call('HSET', P..'deferred_origin', host, ARGV[9]) end
+elseif ARGV[5] ~= 'local' then
+  redis.call('HDEL', P..'deferred', host)
+  redis.call('HDEL', P..'deferred_origin', host)
+end
 if ARGV[7] ~= '' then redis.call('RPUSH', P..'q:'..host, ARGV[7]) end
 redis.call('DEL', lease)
 redis.call('ZREM', P..'leases', host)
@@ -242,10 +277,28 @@ if ARGV[8] == '1' then
 elseif held[3] then
   unreserve()
 end
-local queued = admit(9, (#ARGV - 8) / 4)
+local queued = admit(10, (#ARGV - 9) / 4)
 schedule(host)
 wake()
 return {'done', fmt(nxt), queued, pages}
+"""
+)
+
+# ARGV: prefix, now -> hosts made ready again
+# A new run of the crawl asks the robots.txt files it deferred again, at once.
+RETRY_DEFERRED = (
+    _COMMON
+    + """
+local now = clock(ARGV[2])
+local hosts = redis.call('HKEYS', P..'deferred')
+for _, host in ipairs(hosts) do
+  redis.call('HSET', P..'host:'..host, 'next', fmt(now))
+  if redis.call('ZSCORE', P..'ready', host) then redis.call('ZADD', P..'ready', now, host) end
+  local origin = redis.call('HGET', P..'deferred_origin', host)
+  if origin then redis.call('DEL', P..'robots:'..origin) end  -- the cached unavailable answer
+end
+redis.call('DEL', P..'deferred', P..'deferred_origin')
+return #hosts
 """
 )
 

@@ -35,6 +35,7 @@ from gossamer.distributed.patience import Patience
 from gossamer.distributed.worker import DistributedWorker, WorkerResult
 from gossamer.engine.reporter import report_now
 from gossamer.engine.resume import CrawlLock
+from gossamer.engine.verdict import judge
 from gossamer.errors import ConfigError, StoreError
 from gossamer.plan import prepare_out
 from gossamer.seeds import SeedList
@@ -113,6 +114,8 @@ async def _prepare(
             config = dataclasses.replace(config, time_limit=own_limit)
         if seeds is not None:
             await patience.call(lambda: set_state(redis, shared.name, "running"))
+            if not created:  # a new run: what the last one deferred is asked again
+                await patience.call(front.retry_deferred)
         return await _work(front, shared, config, seeds, patience)
     finally:
         await redis.aclose()
@@ -151,6 +154,8 @@ async def _work(
             result = await worker.run()
             if faults:
                 raise faults[0]
+            if seeds is not None:  # the process that brought the seeds judges the crawl
+                judge(stats, result.reason, await patience.call(front.pages))
             return result
         finally:
             try:

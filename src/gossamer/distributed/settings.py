@@ -147,4 +147,5 @@ def politeness_fields(config: CrawlConfig) -> dict[str, str]:
         "max_backoff": repr(polite.max_backoff),
         "max_retries": str(polite.max_retries),
         "per_host": str(per_host or 0),
+        "robots_wait": repr(polite.robots_wait),
     }

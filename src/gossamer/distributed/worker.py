@@ -29,7 +29,16 @@ from redis.exceptions import RedisError
 
 from gossamer.config import CrawlConfig
 from gossamer.distributed import robots_cache
-from gossamer.distributed.frontier import Finished, Halted, Lease, Leased, Lost, RedisFrontier, Wait
+from gossamer.distributed.frontier import (
+    Deferred,
+    Finished,
+    Halted,
+    Lease,
+    Leased,
+    Lost,
+    RedisFrontier,
+    Wait,
+)
 from gossamer.distributed.links import LinkBuffer
 from gossamer.distributed.livestatus import publish_status, worker_status
 from gossamer.distributed.patience import Patience
@@ -40,6 +49,7 @@ from gossamer.fetch import LOCAL_FAULTS, FetchResult
 from gossamer.fetch.fetcher import Fetcher
 from gossamer.frontier.backoff import retry_after
 from gossamer.frontier.hosts import Job
+from gossamer.frontier.politeness import robots_retry_wait
 from gossamer.robots import RobotsRules, lasting, lasting_answer
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
@@ -88,7 +98,6 @@ class DistributedWorker:
         # Parsed rules of lasting robots.txt answers, by origin, until they expire: a page
         # then costs no Redis read and no parse of its origin's robots.txt.
         self._rules_cache: dict[str, tuple[RobotsRules, float]] = {}
-        self._crawl_pages = 0  # pages stored crawl-wide, as of this worker's last count
         self._work = asyncio.Event()  # set and cleared at once: wakes the idle loops
         self._tokens: dict[str, str] = {}  # host -> token of the leases this worker works on
         self.finished = False  # every loop has ended: the last heartbeat says so
@@ -191,9 +200,16 @@ class DistributedWorker:
             if isinstance(answer, Halted) and answer.state == "paused":
                 await asyncio.sleep(IDLE_LAST)  # no request while paused; ask again
                 continue
-            if isinstance(answer, Finished | Halted):
+            if isinstance(answer, Finished | Halted | Deferred):
                 if isinstance(answer, Halted):
                     self.reason = answer.state
+                if isinstance(answer, Deferred) and not self.stats.deferred:
+                    self.stats.deferred.extend(answer.origins)
+                    log.warning(
+                        "leaving %d origin(s) whose robots.txt is unavailable to the next run: %s",
+                        len(answer.origins),
+                        " ".join(answer.origins[:5]),
+                    )
                 self.done.set()
                 return
             if isinstance(answer, Leased):
@@ -215,8 +231,6 @@ class DistributedWorker:
         answer = await self.patience.call(lambda: self.front.complete(lease, **kwargs))  # type: ignore[arg-type]
         if isinstance(answer, Lost):
             self.stats.record_error("lease_lost", lease.host)
-        elif kwargs.get("count_page"):
-            await self._counted(answer.pages)
 
     async def _rules(self, fetcher: Fetcher, lease: Lease) -> RobotsRules | None:
         """The origin's rules; None when the page went back to wait (robots.txt was fetched
@@ -235,6 +249,9 @@ class DistributedWorker:
             hops = await fetched_robots(url, fetcher.fetch_robots(url))
             rules, last = self.recording.robots(job, hops)
             usable = lasting(last.status, last.error) and last.error not in LOCAL_FAULTS
+            if not usable:  # as one process says it: asked again later, then deferred
+                why = last.error or last.status
+                self.stats.host(job.host).robots_status = f"deferred (robots.txt {why})"
             ttl = polite.robots_ttl if usable else polite.robots_retry_delay
             status = last.status if usable else 0
             body = last.content if usable else b""
@@ -242,32 +259,41 @@ class DistributedWorker:
             await self.patience.call(
                 lambda: robots_cache.put(self.front.redis, self.name, origin, put, ttl)
             )
-            if rules.crawl_delay:
+            if usable:  # also without one: a Crawl-delay gone from a newer robots.txt is gone
+                delay = rules.crawl_delay
                 await self.patience.call(
-                    lambda: self.front.set_crawl_delay(lease.host, float(rules.crawl_delay or 0))
+                    lambda: self.front.set_crawl_delay(
+                        lease.host, None if delay is None else float(delay)
+                    )
                 )
-            await self._back_to_wait(lease, None if usable else polite.robots_retry_delay)
+            local = last.error in LOCAL_FAULTS
+            await self._back_to_wait(lease, usable=usable, local=local)
             return None
         if entry.status == 0 or not lasting(entry.status, ""):  # fetched by another worker
-            await self._back_to_wait(lease, polite.robots_retry_delay)
+            await self._back_to_wait(lease, usable=False, local=False)
             return None
         rules = lasting_answer(entry.status, entry.body, product).rules
         keep = min(polite.robots_ttl, RULES_KEPT)
         self._rules_cache[origin] = (rules, time.monotonic() + keep)
         return rules
 
-    async def _back_to_wait(self, lease: Lease, wait: float | None) -> None:
-        """The page waits its host's turn again; after an unavailable robots.txt, ``wait``
-        seconds, and only ``robots_retries`` times."""
+    async def _back_to_wait(self, lease: Lease, *, usable: bool, local: bool) -> None:
+        """The page waits its host's turn again: at once after robots.txt was read; after an
+        unavailable one, the next attempt's wait (``politeness.robots_retry_wait``), and only
+        ``robots_retries`` times (a fault of this machine is not the host's: "local")."""
         job = lease.job
-        if wait is None:
+        if usable:
             await self._complete(lease, retry=job)
             return
-        retry = _again(job, self.config.politeness.robots_retries)
+        polite = self.config.politeness
+        wait = robots_retry_wait(job.retries + 1, polite.robots_retry_delay)
+        retry = _again(job, polite.robots_retries)
         if retry is None:
             self.stats.skipped_robots += 1
             self.stats.record_error("robots_unavailable", job.host)
-        await self._complete(lease, outcome="slow", retry_after=wait, retry=retry)
+        outcome = "local" if local else "unavailable"
+        origin = "" if local else origin_of(job.url)
+        await self._complete(lease, outcome=outcome, retry_after=wait, retry=retry, deferred=origin)
 
     async def _visit(self, fetcher: Fetcher, lease: Lease) -> None:
         job = lease.job
@@ -278,22 +304,20 @@ class DistributedWorker:
             self.recording.skipped_robots()
             await self._complete(lease)
             return
-        if self._target_reached():
-            await self._complete(lease, retry=job)
-            return
         result = await fetched(job.url, fetcher.fetch(job.url))
         await self._after_fetch(lease, job, result)
 
     async def _after_fetch(self, lease: Lease, job: Job, result: FetchResult) -> None:
         if result.error in LOCAL_FAULTS:  # this machine's fault, not the host's
             self.stats.record_error(result.error or "local_fault")
-            await self._complete(lease, retry=_again(job, self.config.politeness.max_retries))
+            retry = _again(job, self.config.politeness.max_retries)
+            await self._complete(lease, outcome="local", retry=retry)
             return
         stored = self.recording.store(job, result)
         if result.status == 0 and job.fallbacks:
             self.recording.admitter.fall_back(job)  # a seed's next form (https -> http)
         links = self.links.take()
-        count = stored and self.config.max_pages is not None
+        count = stored  # crawl-wide stored pages: the page target, and the end's verdict
         status = result.status
         if status in (429, 503):
             wait = retry_after(result.header("Retry-After"), result.started_at)
@@ -305,24 +329,6 @@ class DistributedWorker:
             await self._complete(lease, outcome="fault", links=links, count_page=count)
         else:
             await self._complete(lease, links=links, count_page=count)
-
-    async def _counted(self, pages: int) -> None:
-        """The crawl's stored pages after this one; the worker that reaches the target stops
-        the crawl for every worker."""
-        self._crawl_pages = max(self._crawl_pages, pages)
-        target = self.config.max_pages
-        if target is not None and pages >= target:
-            key = self.front.prefix + "control"
-            await self.patience.call(lambda: self.front.redis.hset(key, "state", "stopped"))
-
-    def _target_reached(self) -> bool:
-        """The page target met, as far as this worker knows (its last count, and the crawl's
-        state: the worker that counts the last page stops the crawl for every worker)."""
-        target = self.config.max_pages
-        if target is not None and self._crawl_pages >= target:
-            self.reason = "target"
-            return True
-        return False
 
 
 def _again(job: Job, retries: int) -> Job | None:

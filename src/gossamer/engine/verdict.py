@@ -1,7 +1,8 @@
 """Why a crawl stored nothing, in one line a user can act on.
 
-Role in the data flow: when a whole crawl ends (one process, or the coordinator of
-``--workers`` over its workers' merged figures) it calls :func:`judge`, which raises the
+Role in the data flow: when a whole crawl ends (one process, the coordinator of
+``--workers`` over its workers' merged figures, or the ``crawl --frontier`` process of a
+shared crawl over the crawl-wide page count) it calls :func:`judge`, which raises the
 ``SeedError`` the CLI prints as its error line (exit 2) if the crawl ran dry without a single
 stored page. It reads only the statistics, so it names what the crawl actually met, most
 actionable cause first.
@@ -54,7 +55,13 @@ def why_nothing(stats: CrawlStats) -> str:
     return "; ".join(causes) or "no seed led to a page"
 
 
-def judge(stats: CrawlStats, reason: str) -> None:
-    """The end-of-crawl verdict: a crawl that ran dry having stored nothing is a bad seed."""
-    if stats.pages == 0 and reason == "exhausted":
+RAN_DRY = ("exhausted", "finished")  # a lone or --workers crawl's word, a shared crawl's
+
+
+def judge(stats: CrawlStats, reason: str, stored: int | None = None) -> None:
+    """The end-of-crawl verdict: a crawl that ran dry having stored nothing is a bad seed.
+    ``stored``: the pages of the whole crawl when ``stats`` are one worker's of a shared
+    crawl (the one that brought the seeds judges it)."""
+    pages = stats.pages if stored is None else stored
+    if pages == 0 and reason in RAN_DRY:
         raise SeedError(f"bad seed: nothing was crawled: {why_nothing(stats)}")

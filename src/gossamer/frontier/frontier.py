@@ -347,20 +347,16 @@ class Frontier:
         return bool(waiting) and all(host.deferred for host in waiting)
 
     def deferral_ends(self, grace: float) -> float:
-        """When the crawl stops waiting for deferred origins: each gets ``grace`` seconds from
-        its first unavailable answer (so a host deferred early costs nothing at the end), if
-        its next robots.txt attempt falls within them; waiting for an attempt due later would
-        only delay the end, so such an origin is not waited for at all (now, if none is)."""
-        return max(
-            (
-                robots.deferred_at + grace
-                for host in self._hosts.values()
-                if host.has_work
-                for robots in host.origins.values()
-                if robots.deferred and host.next_time <= robots.deferred_at + grace
-            ),
-            default=self._clock(),
+        """When the crawl stops waiting for deferred origins (``politeness.deferral_end``, the
+        rule a shared crawl's LEASE script mirrors)."""
+        waiting = (
+            (robots.deferred_at, host.next_time)
+            for host in self._hosts.values()
+            if host.has_work
+            for robots in host.origins.values()
+            if robots.deferred
         )
+        return politeness.deferral_end(waiting, grace, self._clock())
 
     def drop_deferred(self) -> list[str]:
         """Stop waiting for unavailable robots.txt files: forget the queued jobs of every

@@ -25,6 +25,7 @@ The functions are pure and allocate one small tuple per transition.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
@@ -37,6 +38,7 @@ __all__ = [
     "Outcome",
     "after",
     "defer",
+    "deferral_end",
     "error_backoff",
     "rest",
     "robots_retry_wait",
@@ -136,6 +138,15 @@ def defer(state: HostTiming, until: float) -> HostTiming:
     if until <= state.next_time:
         return state
     return HostTiming(state.delay, until, state.errors_in_row)
+
+
+def deferral_end(waiting: Iterable[tuple[float, float]], grace: float, now: float) -> float:
+    """When a crawl left with only hosts waiting to retry an unavailable robots.txt stops
+    waiting for them. ``waiting``: each such host's (first unavailable answer, next attempt).
+    Each gets ``grace`` seconds (``--robots-wait``) from its first unavailable answer, if its
+    next attempt falls within them; an attempt due later would only delay the end, so such a
+    host is not waited for at all (the end is ``now`` if no host is)."""
+    return max((at + grace for at, nxt in waiting if nxt <= at + grace), default=now)
 
 
 def after(state: HostTiming, outcome: Outcome, now: float, max_backoff: float) -> HostTiming:
