@@ -4,10 +4,18 @@ The trap host's calendar links each month to the next one only, without end. Wit
 limit, the per-host budget (10,000 URLs) used to be all that stopped it: 9,995 calendar pages on
 this web. The family rule (``ScopeConfig.max_family``) cuts the chain after that many months,
 counts the refusal as ``trap_family``, and leaves every expected page of the web crawled.
+
+Issue 27: the families are kept in ``crawl.db``, so a crawl stopped half-way along the calendar
+and resumed gives it the same pages as one run, in one process and with ``--workers 2``
+(the real command line, ``modes.py``); before, each resume gave it ``max_family`` more, and
+with ``--workers`` so did running a finished crawl again.
 """
 
 from __future__ import annotations
 
+import signal
+import sqlite3
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +26,7 @@ from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 from gossamer.testweb.model import Role
 
 from .conftest import crawl
+from .modes import DEADLINE, Mode, mode_fixture
 
 SPEC = WebSpec(seed=3, hosts=24, pages_per_host=25)
 SLACK = 2  # pages past the limit a correct crawl may fetch (none, as the rule is written)
@@ -67,3 +76,83 @@ def test_without_the_rule_the_budget_is_the_last_stop(
     assert run.outcome.stats.errors["trap_family"] == 0
     assert run.outcome.stats.errors["trap_host_budget"] >= 1
     assert site.report().missing == ()
+
+
+# -- across a stop and a resume (issue 27) ---------------------------------------------------
+LIMIT = 30  # max_family here: a calendar of 30 pages, stopped half-way
+RESUMED_SPEC = WebSpec(seed=3, hosts=10, pages_per_host=8)
+CONFIG = (
+    "[politeness]\ndelay = 0.0\nrobots_retry_delay = 0.2\nrobots_retries = 1\n"
+    f"[scope]\nmax_family = {LIMIT}\n"
+)
+
+
+@pytest.fixture
+def mode(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Mode]:
+    yield from mode_fixture(request, tmp_path)
+
+
+def _signal_after_calendar(proc: subprocess.Popen[str], count: int, sig: int) -> None:
+    """Send ``sig`` once the crawl's log has told of ``count`` calendar fetches (the event
+    waited on: the crawler's own log lines)."""
+    assert proc.stderr is not None
+    fetched = 0
+    for line in proc.stderr:
+        if "fetched url=" in line and "/cal/" in line:
+            fetched += 1
+            if fetched == count:
+                proc.send_signal(sig)
+                return
+
+
+def _calendar_rows(out: Path) -> int:
+    conn = sqlite3.connect(out / "crawl.db")
+    try:
+        (count,) = conn.execute(
+            "SELECT count(*) FROM pages WHERE url LIKE '%/cal/%' AND purpose = 'page'"
+        ).fetchone()
+    finally:
+        conn.close()
+    return int(count)
+
+
+@pytest.mark.parametrize(
+    ("mode", "sig"),
+    [("one", signal.SIGTERM), ("workers", signal.SIGTERM), ("workers", signal.SIGKILL)],
+    indirect=["mode"],
+)
+def test_a_resumed_crawl_gives_the_calendar_what_one_run_gives(
+    mode: Mode, tmp_path: Path, sig: int
+) -> None:
+    with ThreadedTestWeb(build_web(RESUMED_SPEC)) as site:
+        seeds, config = tmp_path / "seeds.txt", tmp_path / "c.toml"
+        seeds.write_text("".join(f"{url}\n" for url in site.seeds()), encoding="utf-8")
+        config.write_text(CONFIG, encoding="utf-8")
+        out = tmp_path / "out"
+        command = mode.command(seeds, out, "--config", config)
+        proc = subprocess.Popen(
+            [*command[:3], "-vv", *command[3:]],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        _signal_after_calendar(proc, LIMIT // 2, sig)
+        proc.communicate(timeout=DEADLINE)
+        assert proc.returncode == (0 if sig == signal.SIGTERM else -sig)
+        stopped = len(set(_calendar_pages(site)))
+        assert LIMIT // 2 <= stopped < LIMIT  # stopped half-way along the chain
+        # A kill may lose the last batch of rows: the resume replays it from the WARC files.
+        resumed = mode.run(seeds, out, "--config", config)
+        assert resumed.codes == (0,), resumed.stderr[-2000:]
+        calendar = _calendar_pages(site)
+        report = site.report()
+        # The finished crawl run again: --workers offers its never-queued links (the refused
+        # month among them) to admission again, which gave the calendar LIMIT more each time.
+        again = mode.run(seeds, out, "--config", config)
+        assert again.codes == (0,), again.stderr[-2000:]
+        assert _calendar_pages(site) == calendar
+    assert len(set(calendar)) == LIMIT  # as one run: test_the_calendar_stops_at_the_family_limit
+    assert _calendar_rows(out) == LIMIT
+    # Only a request in flight when the crawl was killed is asked again.
+    assert len(calendar) - len(set(calendar)) <= (0 if sig == signal.SIGTERM else 1)
+    assert report.missing == ()

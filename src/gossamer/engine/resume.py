@@ -10,7 +10,9 @@ of each writer may be torn. Every way back into a crawl folder runs the same seq
    file); ``gossamer.engine.replay`` brings the database level with the WARC files without
    fetching anything; every queued but unfetched URL becomes disk backlog again;
 3. the statistics are recounted from the rows (:func:`rebuild_stats`);
-4. the frontier is rebuilt: seen-set, backlog, and the robots.txt answers still valid.
+4. the frontier is rebuilt: seen-set, backlog, and the robots.txt answers still valid; the
+   admitter that feeds it takes the trap families ``crawl.db`` keeps (``engine.admission``),
+   as the replay's admitter of step 2 does.
 
 A crawl resumes with :func:`resume_crawl` (all of it), the coordinator of a ``--workers``
 crawl runs step 2 and each worker steps 3-4 for its own hosts (:func:`restore_part`), and
