@@ -65,7 +65,7 @@ class Mode:
             assert self.redis is not None
             joiner = gossamer(
                 "worker", "--out", out.with_name(out.name + "-2"), "--frontier", self.redis.url,
-                "--resolve", RESOLVE, "--worker-name", "second",
+                "--resolve", RESOLVE, "--no-progress", "--worker-name", "second",
             )  # fmt: skip
             procs.append(self._popen(joiner))
         return procs

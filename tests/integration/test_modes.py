@@ -121,7 +121,17 @@ def _robots_asked(site: ThreadedTestWeb, hosts: list[str]) -> int:
     return sum(1 for r in site.audit.records() if r.host in hosts and r.target == "/robots.txt")
 
 
-@pytest.mark.parametrize("mode", LOCAL, indirect=True)
+@pytest.mark.parametrize("mode", ALL, indirect=True)
+def test_the_page_target_is_exact(mode: Mode, site: ThreadedTestWeb, tmp_path: Path) -> None:
+    seeds, config = _seeds(tmp_path, site.seeds())
+    finished = mode.run(seeds, tmp_path / "out", "--config", config, "--max-pages", "23")
+    assert set(finished.codes) == {0}, finished.stderr
+    assert "stopped: target" in finished.stdout
+    # Every process's stored pages together (a shared crawl's are in two folders).
+    assert sum(_stats(folder)["pages"] for folder in finished.folders) == 23
+
+
+@pytest.mark.parametrize("mode", ALL, indirect=True)
 def test_the_time_limit_stops_the_crawl_for_time(
     mode: Mode, site: ThreadedTestWeb, tmp_path: Path
 ) -> None:
@@ -136,7 +146,7 @@ def test_the_time_limit_stops_the_crawl_for_time(
     assert left  # the crawl did not run dry: the limit ended it
 
 
-@pytest.mark.parametrize("mode", LOCAL, indirect=True)
+@pytest.mark.parametrize("mode", ALL, indirect=True)
 def test_a_terminal_shows_the_progress_line(
     mode: Mode, site: ThreadedTestWeb, tmp_path: Path
 ) -> None:
@@ -168,7 +178,7 @@ def test_a_terminal_shows_the_progress_line(
     assert int(final[0]) == _stats(tmp_path / "out")["pages"]
 
 
-@pytest.mark.parametrize("mode", LOCAL, indirect=True)
+@pytest.mark.parametrize("mode", ALL, indirect=True)
 def test_recover_keeps_the_duration_a_stopped_crawl_wrote(
     mode: Mode, site: ThreadedTestWeb, tmp_path: Path
 ) -> None:

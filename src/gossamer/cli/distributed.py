@@ -29,6 +29,7 @@ _WORKER_FLAGS = {
     "time_limit": "--time",
     "resolve": "--resolve",
     "fetch.ca_file": "--ca-file",
+    "progress": "--no-progress",
 }
 
 
@@ -71,6 +72,7 @@ def _add_worker_parser(sub: Any) -> None:
     p.add_argument("--time", type=seconds, dest="time_limit", help="this worker's time limit")
     p.add_argument("--ca-file", help="PEM file of extra certificate authorities to trust")
     p.add_argument("--resolve", action="append", default=[], metavar="HOST:IP", help="as for crawl")
+    p.add_argument("--no-progress", action="store_true", help="no progress line on a terminal")
 
 
 def _add_ctl_parser(sub: Any) -> None:
@@ -114,6 +116,7 @@ def run_worker(args: argparse.Namespace) -> int:
         "time_limit": args.time_limit,
         "resolve": tuple(args.resolve) or None,
         "fetch.ca_file": args.ca_file,
+        "progress": False if args.no_progress else None,
     }
     wanted = requested(None, overrides, _WORKER_FLAGS)
     local = settle(CrawlConfig(seeds=Path("-"), out=args.out), wanted)

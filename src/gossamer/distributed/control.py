@@ -151,7 +151,7 @@ def _pairs(flat: list[Any], start: int) -> tuple[dict[str, bytes | str], int]:
     return {_text(items[i]): items[i + 1] for i in range(0, count, 2)}, start + 1 + count
 
 
-async def _queued_urls(redis: Redis, name: str) -> int:
+async def queued_urls(redis: Redis, name: str) -> int:
     """The URLs queued for the hosts in the schedule or under lease (LLEN per host,
     pipelined by the thousand); outside the snapshot, a count that is no row's sum."""
     async with redis.pipeline(transaction=False) as pipe:
@@ -212,7 +212,7 @@ async def status(redis: Redis, name: str, *, ttl: float = LEASE_TTL) -> CrawlSta
         queued_hosts=int(flat[1]),
         leased_hosts=sum(w.hosts for w in found),
         workers=found,
-        queued_urls=await _queued_urls(redis, name),
+        queued_urls=await queued_urls(redis, name),
         now=now,
         pages=int(flat[2]),
         takeover_hosts=sum(w.takeover for w in found),

@@ -34,7 +34,7 @@ from gossamer.distributed.frontier import LEASE_TTL, RedisFrontier
 from gossamer.distributed.patience import Patience
 from gossamer.distributed.worker import DistributedWorker, WorkerResult
 from gossamer.engine.reporter import report_now
-from gossamer.engine.resume import CrawlLock
+from gossamer.engine.resume import CrawlLock, save_snapshot
 from gossamer.engine.verdict import judge
 from gossamer.errors import ConfigError, StoreError
 from gossamer.plan import prepare_out
@@ -159,6 +159,8 @@ async def _work(
             return result
         finally:
             try:
+                # The snapshot with stats.json's duration, which recover and merge keep.
+                save_snapshot(db, stats)
                 report_now(config.out, stats, db, final=True)
             finally:
                 with contextlib.suppress(StoreError):  # the fault, if any, is already raised

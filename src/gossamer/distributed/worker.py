@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import sys
 import time
 from dataclasses import dataclass
 
@@ -42,6 +43,7 @@ from gossamer.distributed.frontier import (
 from gossamer.distributed.links import LinkBuffer
 from gossamer.distributed.livestatus import publish_status, worker_status
 from gossamer.distributed.patience import Patience
+from gossamer.distributed.progress import SharedProgress
 from gossamer.engine.exchange import fetched, fetched_robots
 from gossamer.engine.fetching import build_fetcher
 from gossamer.engine.recording import Recording
@@ -101,6 +103,10 @@ class DistributedWorker:
         self._work = asyncio.Event()  # set and cleared at once: wakes the idle loops
         self._tokens: dict[str, str] = {}  # host -> token of the leases this worker works on
         self.finished = False  # every loop has ended: the last heartbeat says so
+        # The whole crawl's progress line, on a terminal (stderr a TTY) only.
+        targets = (config.max_pages, config.time_limit)
+        on_tty = config.progress and sys.stderr.isatty()
+        self._progress = SharedProgress(front.redis, name, targets) if on_tty else None
 
     def stop(self, reason: str) -> None:
         """End the run: no new lease; the fetches under way finish and are recorded."""
@@ -131,6 +137,9 @@ class DistributedWorker:
             self.recording.close()
         self.finished = True
         await self.patience.call(self._beat)  # the final figures, for ``gossamer ctl status``
+        if self._progress is not None:
+            await self.patience.call(self._progress.paint)
+            self._progress.close()
         return WorkerResult(self.reason, self.stats)
 
     async def _redis_time(self) -> float:
@@ -164,6 +173,8 @@ class DistributedWorker:
     async def _heartbeat(self) -> None:
         while not self.done.is_set():
             await self.patience.call(self._beat)
+            if self._progress is not None:
+                await self.patience.call(self._progress.paint)
             await asyncio.sleep(min(HEARTBEAT, self.front.ttl / 3))
 
     async def _listen(self) -> None:
