@@ -171,7 +171,8 @@ async def _answer(request: web.Request) -> web.Response:
     if path in ("/robots.txt", "/sitemap.xml"):
         raise web.HTTPNotFound()
     if host.startswith("deep.") and path == "/":
-        return web.Response(text=ISSUE_PAGE, content_type="text/html")
+        page = ISSUE_PAGE if _DEEP[0] else "<title>shallow</title><a href='/leaf'>leaf</a>"
+        return web.Response(text=page, content_type="text/html")
     if host.startswith("deep."):
         return web.Response(text="<title>leaf</title>", content_type="text/html")
     number = 0 if path == "/" else int(path.removeprefix("/p"))
@@ -179,7 +180,19 @@ async def _answer(request: web.Request) -> web.Response:
     return web.Response(text=f"<title>{number}</title><p>{links}", content_type="text/html")
 
 
+_DEEP = [True]  # the deep host serves the issue's page (False: an ordinary one, the baseline)
+
+
 async def end_to_end(work: Path) -> None:
+    """The crawl in each mode, `index` and the cached copy, with the deep page and without."""
+    for deep in (True, False):
+        for workers in ("1", "2"):
+            _DEEP[0] = deep
+            print(f"\n### {'with' if deep else 'without'} the deep page, --workers {workers}")
+            await _end_to_end(work / f"{'deep' if deep else 'flat'}-{workers}", workers)
+
+
+async def _end_to_end(work: Path, workers: str) -> None:
     runner = web.AppRunner(web.Application(), access_log=None)
     runner.app.router.add_get("/{tail:.*}", _answer)
     await runner.setup()
@@ -190,9 +203,11 @@ async def end_to_end(work: Path) -> None:
     out = work / "out"
     gossamer = [sys.executable, "-m", "gossamer"]
     crawl = [*gossamer, "crawl", str(seeds), "--out", str(out), "--delay", "0"]
-    crawl += ["--resolve", "*.web.test:127.0.0.1", "--no-progress", "--workers", "1"]
+    crawl += ["--resolve", "*.web.test:127.0.0.1", "--no-progress", "--workers", workers]
     took = time.perf_counter()
-    proc = await asyncio.create_subprocess_exec(*crawl, stderr=subprocess.DEVNULL)
+    proc = await asyncio.create_subprocess_exec(
+        *crawl, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     await proc.wait()
     took = time.perf_counter() - took
     conn = sqlite3.connect(out / "crawl.db")
@@ -224,13 +239,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--give-up", type=float, default=5.0)
     parser.add_argument("--end-to-end", action="store_true")
+    parser.add_argument("--only-end-to-end", action="store_true", help="skip the parse tables")
     args = parser.parse_args()
-    lexbor_by_depth(args.give_up)
-    gil_released()
-    ordinary_pages()
-    hostile_pages()
-    if args.end_to_end:
+    if not args.only_end_to_end:
+        lexbor_by_depth(args.give_up)
+        gil_released()
+        ordinary_pages()
+        hostile_pages()
+    if args.end_to_end or args.only_end_to_end:
         with tempfile.TemporaryDirectory() as work:
+            for name in ("deep-1", "deep-2", "flat-1", "flat-2"):
+                (Path(work) / name).mkdir()
             asyncio.run(end_to_end(Path(work)))
 
 
