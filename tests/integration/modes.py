@@ -66,6 +66,7 @@ class Mode:
             joiner = gossamer(
                 "worker", "--out", out.with_name(out.name + "-2"), "--frontier", self.redis.url,
                 "--resolve", RESOLVE, "--no-progress", "--worker-name", "second",
+                *_own(flags),
             )  # fmt: skip
             procs.append(self._popen(joiner))
         return procs
@@ -89,6 +90,12 @@ class Mode:
         )
         self.started.append(proc)
         return proc
+
+
+def _own(flags: tuple[str | Path, ...]) -> list[str | Path]:
+    """The flags a joining worker takes as its own (the crawl's settings come from Redis)."""
+    own = ("--resolve", "--concurrency", "--ca-file")
+    return [item for i in range(len(flags) - 1) if flags[i] in own for item in flags[i : i + 2]]
 
 
 def mode_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Mode]:

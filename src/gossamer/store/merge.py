@@ -33,6 +33,8 @@ source. Where two sources hold a row for the same key:
   ``sitemap_entries``: the first source's (the first sitemap that listed the URL).
 * ``domains``: counts (pages, bytes, fetch time, errors) added up, the text columns of the
   row written last, none in visit. The reports rewrite this table from the merged rows.
+* ``trap_families``: the smallest depth of each family, so a resumed merged crawl counts a
+  calendar's chain from where any source began it.
 * ``meta``: a new crawl's (schema and Gossamer version), created at the earliest source's
   ``created_at`` (the hourly report counts from it), plus ``merged_from``: the source
   folders, as a JSON list.
@@ -52,6 +54,7 @@ from typing import Any
 
 from gossamer.errors import StoreError
 from gossamer.store.connect import faults
+from gossamer.store.families import MERGE_FAMILIES
 from gossamer.store.merge_check import require_listed
 from gossamer.store.merge_scratch import scratch_folder
 from gossamer.store.merge_warc import Placed, Relocation, merge_index, place_files, plan_names
@@ -142,6 +145,7 @@ _STEPS = (
     _SITEMAPS,
     _ENTRIES,
     _DOMAINS,
+    MERGE_FAMILIES,
 )
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from gossamer.errors import StoreError
 from gossamer.store import CrawlRecords, MetadataDB, recorded_files
+from gossamer.store.schema import SCHEMA_VERSION
 
 from .test_metadata import row
 
@@ -62,7 +63,7 @@ def test_lists_and_counts_for_reports_and_resume(crawl_db: Path) -> None:
         assert records.backlog_counts() == {"a.test": 1}
         assert records.recorded_files() == {"gossamer-1.warc.gz"}
         assert {facts[0] for facts in records.page_facts()} == {"a.test", "b.test"}
-        assert records.get_meta("schema_version") == "3"
+        assert records.get_meta("schema_version") == str(SCHEMA_VERSION)
 
 
 def test_a_reader_sees_what_a_live_writer_committed(crawl_db: Path) -> None:
