@@ -1,7 +1,7 @@
 """A bounded memory for values met again and again (links in navigation bars, their
 canonical forms, their database ids): two generations of plain dicts.
 
-Used on the crawl's hot path (``urls/canonical.py``, ``engine/admission.py``,
+Used on the crawl's hot path (``urls/canonical.py``, ``crawling/admission.py``,
 ``store/writes.py``), where an LRU's bookkeeping per lookup would cost more than it saves.
 When the young generation is full it becomes the old one and a new young one starts; a key
 found in the old generation moves back to the young, so keys in use stay and the rest age

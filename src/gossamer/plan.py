@@ -23,8 +23,8 @@ from typing import Any
 
 from gossamer.config import CrawlConfig, Requested, requested, settle
 from gossamer.config_check import check_config, check_room, fit_open_files, settings_by_name
+from gossamer.crawling.folder import CrawlLock
 from gossamer.engine.recover import SAVED_CONFIG, load_saved, save_config
-from gossamer.engine.resume import CrawlLock
 from gossamer.errors import ConfigError, StoreError
 from gossamer.seeds import Seed, SeedList, read_seeds
 

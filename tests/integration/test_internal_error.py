@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gossamer.engine import recorder
+from gossamer.crawling import recorder
 from gossamer.parse import ParsedPage
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 
@@ -53,7 +53,7 @@ def test_a_failing_parse_is_one_urls_outcome(
         return real(body, url, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(recorder, "parse_html", parse)
-    with caplog.at_level(logging.ERROR, logger="gossamer.engine.exchange"):
+    with caplog.at_level(logging.ERROR, logger="gossamer.crawling.exchange"):
         run = crawl(site, tmp_path)
     assert run.outcome.reason == "exhausted"
     assert run.outcome.stats.errors["internal_error"] == 2

@@ -24,7 +24,8 @@ from typing import Any
 
 from gossamer.cli.flags import path
 from gossamer.config import FetchConfig
-from gossamer.engine.resume import LOCK_NAME, rebuild_stats, save_snapshot
+from gossamer.crawling.folder import LOCK_NAME, save_snapshot
+from gossamer.engine.resume import rebuild_stats
 from gossamer.errors import ConfigError
 from gossamer.lockfile import is_held
 from gossamer.robots import lasting_answer, product_token

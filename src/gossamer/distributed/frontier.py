@@ -98,9 +98,14 @@ class Finished:
 @dataclass(frozen=True, slots=True)
 class Deferred:
     """Nothing left but hosts waiting to retry an unavailable robots.txt, past their grace:
-    the crawl ends, leaving these ``origins`` to its next run."""
+    the crawl ends, leaving these origins to its next run; ``why`` each robots.txt was
+    unavailable (its status or error kind; empty if not known)."""
 
-    origins: tuple[str, ...]
+    why: tuple[tuple[str, str], ...]  # (origin, why), by origin
+
+    @property
+    def origins(self) -> tuple[str, ...]:
+        return tuple(origin for origin, _ in self.why)
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +224,8 @@ class RedisFrontier:
         if kind == "finished":
             return Finished()
         if kind == "deferred":
-            return Deferred(tuple(sorted(_text(origin) for origin in reply[1:])))
+            found = (_text(entry).partition("\t") for entry in reply[1:])
+            return Deferred(tuple(sorted((origin, why) for origin, _, why in found)))
         return Halted(kind)
 
     async def complete(
@@ -240,7 +246,8 @@ class RedisFrontier:
         robots.txt attempt). ``retry`` is queued again; ``links`` go through the seen-set;
         ``count_page`` adds one to the crawl's stored pages (``P pages``), else the lease's
         page reservation goes back to the target. ``deferred``: the origin whose robots.txt was
-        unavailable (outcome ``unavailable``), for the list the crawl leaves to its next run.
+        unavailable (outcome ``unavailable``) and why, as ``origin TAB why``, for the list the
+        crawl leaves to its next run.
         Refused (Lost) under a stale token."""
         if isinstance(outcome, str):
             try:

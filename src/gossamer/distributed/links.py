@@ -16,7 +16,7 @@ __all__ = ["LinkBuffer"]
 
 
 class LinkBuffer:
-    """The :class:`gossamer.engine.admission.Queue` of a distributed worker."""
+    """The :class:`gossamer.crawling.admission.Queue` of a distributed worker."""
 
     def __init__(self) -> None:
         self._seen = SeenSet()

@@ -245,8 +245,8 @@ return {'wait', fmt(now)}
 
 # ARGV: prefix, now, host, token, answer ('ok'|'fault'|'slow'|'local'|'unavailable'),
 #       wait ('' or seconds: Retry-After, the next robots.txt attempt), retry job ('' or
-#       JSON), count page ('1'|'0'), the origin of an unavailable robots.txt ('' or the
-#       origin), then (shard, member, host, job) per link
+#       JSON), count page ('1'|'0'), the origin of an unavailable robots.txt and why ('' or
+#       'origin TAB why'), then (shard, member, host, job) per link
 # -> {'done', next-allowed time, links queued, pages stored} | {'lost'}
 COMPLETE = (
     _COMMON
@@ -295,7 +295,9 @@ for _, host in ipairs(hosts) do
   redis.call('HSET', P..'host:'..host, 'next', fmt(now))
   if redis.call('ZSCORE', P..'ready', host) then redis.call('ZADD', P..'ready', now, host) end
   local origin = redis.call('HGET', P..'deferred_origin', host)
-  if origin then redis.call('DEL', P..'robots:'..origin) end  -- the cached unavailable answer
+  if origin then  -- the cached unavailable answer ('origin TAB why')
+    redis.call('DEL', P..'robots:'..string.match(origin, '^[^\t]*'))
+  end
 end
 redis.call('DEL', P..'deferred', P..'deferred_origin')
 return #hosts

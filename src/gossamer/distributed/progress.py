@@ -2,7 +2,7 @@
 
 Data flow: every worker's status in Redis (``livestatus``) -> **progress** ->
 ``monitor.status.merge_statuses`` (as the ``--workers`` fleet merges its processes) ->
-``engine.progress.status_line`` -> stderr, once a heartbeat. So each terminal shows the whole
+``crawling.progress.status_line`` -> stderr, once a heartbeat. So each terminal shows the whole
 crawl's figures: pages, rate over the last minute, URLs queued, hosts, errors, bytes, ETA.
 """
 
@@ -12,9 +12,9 @@ import time
 
 from redis.asyncio import Redis
 
+from gossamer.crawling.progress import Painter, status_line
 from gossamer.distributed.control import queued_urls
 from gossamer.distributed.livestatus import read_statuses
-from gossamer.engine.progress import Painter, status_line
 from gossamer.monitor.series import Timeline
 from gossamer.monitor.status import merge_statuses, merge_totals
 

@@ -27,15 +27,15 @@ from urllib.parse import urlsplit, urlunsplit
 from redis.asyncio import Redis
 
 from gossamer.config import CrawlConfig, Requested
+from gossamer.crawling.folder import CrawlLock, save_snapshot
+from gossamer.crawling.reports import report_now
+from gossamer.crawling.verdict import judge
 from gossamer.distributed import settings
 from gossamer.distributed.control import set_state
 from gossamer.distributed.errors import SharedFrontierError
 from gossamer.distributed.frontier import LEASE_TTL, RedisFrontier
 from gossamer.distributed.patience import Patience
 from gossamer.distributed.worker import DistributedWorker, WorkerResult
-from gossamer.engine.reporter import report_now
-from gossamer.engine.resume import CrawlLock, save_snapshot
-from gossamer.engine.verdict import judge
 from gossamer.errors import ConfigError, StoreError
 from gossamer.plan import prepare_out
 from gossamer.seeds import SeedList

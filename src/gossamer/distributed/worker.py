@@ -1,7 +1,7 @@
 """A worker of a shared crawl: ``gossamer worker`` and ``gossamer crawl --frontier redis://``.
 
 Data flow: Redis (settings, leases: ``distributed.frontier``) -> **worker** -> the fetcher ->
-the store side (``engine.recording``: WARC, CDXJ, ``crawl.db``, statistics) -> admission
+the store side (``crawling.recording``: WARC, CDXJ, ``crawl.db``, statistics) -> admission
 (scope and trap rules) -> a link buffer -> the lease's completion, which queues the links in
 Redis through the shared seen-set. Every worker writes its own folder; Redis holds only what
 the workers share: the queues, the schedule, the seen-set, the leases, robots.txt answers and
@@ -29,6 +29,9 @@ from dataclasses import dataclass
 from redis.exceptions import RedisError
 
 from gossamer.config import CrawlConfig
+from gossamer.crawling.exchange import fetched, fetched_robots
+from gossamer.crawling.fetching import build_fetcher
+from gossamer.crawling.recording import Recording
 from gossamer.distributed import robots_cache
 from gossamer.distributed.frontier import (
     Deferred,
@@ -44,9 +47,6 @@ from gossamer.distributed.links import LinkBuffer
 from gossamer.distributed.livestatus import publish_status, worker_status
 from gossamer.distributed.patience import Patience
 from gossamer.distributed.progress import SharedProgress
-from gossamer.engine.exchange import fetched, fetched_robots
-from gossamer.engine.fetching import build_fetcher
-from gossamer.engine.recording import Recording
 from gossamer.fetch import LOCAL_FAULTS, FetchResult
 from gossamer.fetch.fetcher import Fetcher
 from gossamer.frontier.backoff import retry_after
@@ -55,7 +55,7 @@ from gossamer.frontier.politeness import robots_retry_wait
 from gossamer.robots import RobotsRules, lasting, lasting_answer
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
-from gossamer.urls import origin_of, path_query_of, robots_url
+from gossamer.urls import host_of, origin_of, path_query_of, robots_url
 
 __all__ = ["DistributedWorker", "WorkerResult"]
 
@@ -216,6 +216,9 @@ class DistributedWorker:
                     self.reason = answer.state
                 if isinstance(answer, Deferred) and not self.stats.deferred:
                     self.stats.deferred.extend(answer.origins)
+                    for origin, why in answer.why:  # also those another worker asked
+                        reason = f"robots.txt {why}" if why else "robots.txt unavailable"
+                        self.stats.host(host_of(origin)).robots_status = f"deferred ({reason})"
                     log.warning(
                         "leaving %d origin(s) whose robots.txt is unavailable to the next run: %s",
                         len(answer.origins),
@@ -278,7 +281,8 @@ class DistributedWorker:
                     )
                 )
             local = last.error in LOCAL_FAULTS
-            await self._back_to_wait(lease, usable=usable, local=local)
+            why = str(last.error or last.status)
+            await self._back_to_wait(lease, usable=usable, local=local, why=why)
             return None
         if entry.status == 0 or not lasting(entry.status, ""):  # fetched by another worker
             await self._back_to_wait(lease, usable=False, local=False)
@@ -288,10 +292,13 @@ class DistributedWorker:
         self._rules_cache[origin] = (rules, time.monotonic() + keep)
         return rules
 
-    async def _back_to_wait(self, lease: Lease, *, usable: bool, local: bool) -> None:
+    async def _back_to_wait(
+        self, lease: Lease, *, usable: bool, local: bool, why: str = ""
+    ) -> None:
         """The page waits its host's turn again: at once after robots.txt was read; after an
         unavailable one, the next attempt's wait (``politeness.robots_retry_wait``), and only
-        ``robots_retries`` times (a fault of this machine is not the host's: "local")."""
+        ``robots_retries`` times (a fault of this machine is not the host's: "local"). ``why``:
+        the answer, from the worker that asked (one told by the cache leaves it as it is)."""
         job = lease.job
         if usable:
             await self._complete(lease, retry=job)
@@ -303,7 +310,7 @@ class DistributedWorker:
             self.stats.skipped_robots += 1
             self.stats.record_error("robots_unavailable", job.host)
         outcome = "local" if local else "unavailable"
-        origin = "" if local else origin_of(job.url)
+        origin = "" if local or not why else f"{origin_of(job.url)}\t{why}"
         await self._complete(lease, outcome=outcome, retry_after=wait, retry=retry, deferred=origin)
 
     async def _visit(self, fetcher: Fetcher, lease: Lease) -> None:

@@ -26,20 +26,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gossamer.config import CrawlConfig
+from gossamer.crawling.exchange import INTERNAL_ERROR, fetched, fetched_robots
+from gossamer.crawling.fetching import build_fetcher
+from gossamer.crawling.folder import CrawlLock
+from gossamer.crawling.progress import Progress
+from gossamer.crawling.verdict import judge
 from gossamer.engine.backlog import DatabaseBacklog, build_frontier, seed_fallbacks
 from gossamer.engine.control import ControlServer
-from gossamer.engine.exchange import INTERNAL_ERROR, fetched, fetched_robots
-from gossamer.engine.fetching import build_fetcher
 from gossamer.engine.inbox import Inbox
 from gossamer.engine.interrupts import Interrupts
 from gossamer.engine.partition import Part
 from gossamer.engine.pipeline import Pipeline
-from gossamer.engine.progress import Progress
 from gossamer.engine.reporter import Reporter
-from gossamer.engine.resume import CrawlLock, holds_crawl, restore_part, resume_crawl
+from gossamer.engine.resume import holds_crawl, restore_part, resume_crawl
 from gossamer.engine.steering import STOP_REASON, FetchGate, Steering
 from gossamer.engine.timelimit import time_left, warn_no_time_left
-from gossamer.engine.verdict import judge
 from gossamer.errors import StoreError
 from gossamer.fetch.fetcher import Fetcher
 from gossamer.frontier import Frontier, Job

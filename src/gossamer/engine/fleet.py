@@ -31,8 +31,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from gossamer.crawling.progress import Painter, status_line
 from gossamer.engine.control import ControlServer
-from gossamer.engine.progress import Painter, status_line
 from gossamer.engine.steering import MAX_SEEDS_TEXT, STOP_REASON, TICK
 from gossamer.monitor.channel import ChannelError, connect, decode, encode, socket_path
 from gossamer.monitor.series import Timeline

@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable
 
 from gossamer.config import CrawlConfig
-from gossamer.engine.admission import Admitter
-from gossamer.engine.exchange import store_page, store_robots
+from gossamer.crawling.admission import Admitter
+from gossamer.crawling.exchange import store_page, store_robots
+from gossamer.crawling.recorder import Recorder, note_robots
 from gossamer.engine.partition import Part
-from gossamer.engine.recorder import Recorder, note_robots
 from gossamer.fetch import LOCAL_FAULTS, FetchResult
 from gossamer.frontier import Backoff, Frontier, Job, Outcome
 from gossamer.robots import UNCONNECTABLE, lasting, lasting_answer, product_token

@@ -21,14 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from gossamer.config import CrawlConfig, config_from_json, config_to_json
+from gossamer.crawling.folder import CrawlLock, load_snapshot, save_snapshot
 from gossamer.engine.replay import DamageReport
 from gossamer.engine.resume import (
-    CrawlLock,
     Leveled,
     level,
-    load_snapshot,
     rebuild_stats,
-    save_snapshot,
 )
 from gossamer.errors import ConfigError, StoreError
 from gossamer.robots import lasting_answer, product_token

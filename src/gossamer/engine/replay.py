@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from gossamer.engine.exchange import internal_error
-from gossamer.engine.recorder import Recorder
+from gossamer.crawling.exchange import internal_error
+from gossamer.crawling.recorder import Recorder
 from gossamer.errors import StoreError
 from gossamer.fetch import FetchResult
 from gossamer.fetch.sniff import RESOURCE_HEADER, computed_type

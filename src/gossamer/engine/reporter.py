@@ -29,24 +29,16 @@ from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from gossamer.engine.resume import save_snapshot
+from gossamer.crawling.folder import save_snapshot
+from gossamer.crawling.reports import report_period
 from gossamer.monitor.report import write_report
 from gossamer.stats import CrawlStats
 from gossamer.store import CrawlRecords, MetadataDB, write_reports
 from gossamer.store.domains import DomainRow
 
-__all__ = ["REPORT_SHARE", "Reporter", "report_now", "report_period"]
+__all__ = ["Reporter"]
 
 log = logging.getLogger(__name__)
-
-REPORT_SHARE = 0.1  # of the crawl's time, at most, spent rewriting the periodic reports
-
-
-def report_period(interval: float, took: float) -> float:
-    """Seconds until the next periodic report, after one that took ``took`` seconds: the
-    configured ``interval``, or longer when rewriting the reports took more than
-    ``REPORT_SHARE`` of the time between them."""
-    return max(interval, took * (1 - REPORT_SHARE) / REPORT_SHARE)
 
 
 class Reporter:
@@ -112,15 +104,6 @@ class Reporter:
         self._db.wait(ticket)
         with CrawlRecords(self._db.path) as records, records.consistent():
             return write_reports(self._out, stats, records, visiting=visiting)
-
-
-def report_now(out: Path, stats: CrawlStats, db: MetadataDB, *, final: bool = False) -> None:
-    """Write the reports on this thread, and the domain registry in ``crawl.db`` with the
-    same figures (no host in visit: for a coordinator, which sees no frontier, and a crawl
-    that has ended). ``final``: the crawl has ended, so ``report.html`` is written too."""
-    db.put_domains(write_reports(out, stats, db))
-    if final:
-        write_report(out, stats)
 
 
 async def _set_within(event: asyncio.Event, *, seconds: float) -> bool:

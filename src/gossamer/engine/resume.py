@@ -11,7 +11,7 @@ of each writer may be torn. Every way back into a crawl folder runs the same seq
    fetching anything; every queued but unfetched URL becomes disk backlog again;
 3. the statistics are recounted from the rows (:func:`rebuild_stats`);
 4. the frontier is rebuilt: seen-set, backlog, and the robots.txt answers still valid; the
-   admitter that feeds it takes the trap families ``crawl.db`` keeps (``engine.admission``),
+   admitter that feeds it takes the trap families ``crawl.db`` keeps (``crawling.admission``),
    as the replay's admitter of step 2 does.
 
 A crawl resumes with :func:`resume_crawl` (all of it), the coordinator of a ``--workers``
@@ -22,7 +22,6 @@ incompatible.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -31,14 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from gossamer.config import CrawlConfig
-from gossamer.engine.admission import Admitter
+from gossamer.crawling.admission import Admitter
+from gossamer.crawling.folder import load_snapshot
+from gossamer.crawling.recorder import Recorder, note_robots
 from gossamer.engine.backlog import DatabaseBacklog, build_frontier
 from gossamer.engine.partition import Part
-from gossamer.engine.recorder import Recorder, note_robots
 from gossamer.engine.replay import Reconciliation, reconcile
-from gossamer.errors import StoreError
 from gossamer.frontier import Frontier
-from gossamer.lockfile import PidLock
 from gossamer.robots import lasting_answer, product_token
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, recorded_files
@@ -48,31 +46,8 @@ from gossamer.urls import host_of
 
 log = logging.getLogger(__name__)
 
-LOCK_NAME = ".gossamer.lock"
 _UNRECORDED_ERRORS = frozenset({"bad_redirect", "redirect_chain", "parse_capped"})
 _NO_LIMIT = 1 << 30  # a replay only deduplicates: its frontier never spills
-
-
-class CrawlLock:
-    """An exclusive lock on a crawl folder, released by the kernel even after ``kill -9``."""
-
-    def __init__(self, folder: Path) -> None:
-        self._lock = PidLock(folder / LOCK_NAME)
-
-    def __enter__(self) -> CrawlLock:
-        path = self._lock.path
-        try:
-            holder = self._lock.acquire()
-        except OSError as exc:
-            raise StoreError(f"cannot create lock file {path}: {exc.strerror}") from exc
-        if holder is not None:
-            raise StoreError(
-                f"crawl folder {path.parent} is in use by another crawl (pid {holder})"
-            )
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.release()
 
 
 def holds_crawl(out: Path, db: MetadataDB) -> bool:
@@ -374,19 +349,6 @@ def _carry(stats: CrawlStats, saved: dict[str, Any]) -> None:
         stats.sitemaps.setdefault(str(host), [str(url) for url in urls])
 
 
-def carried_fields(stats: CrawlStats) -> dict[str, Any]:
-    """What a snapshot keeps beyond ``CrawlStats.snapshot()`` so that resume, recover and the
-    coordinator of a --workers crawl can report it again: robots.txt status and sitemaps."""
-    return {
-        "robots_status": {
-            host: entry.robots_status
-            for host, entry in stats.hosts.items()
-            if entry.robots_status != "unknown"
-        },
-        "sitemaps": dict(stats.sitemaps),
-    }
-
-
 def carry_runs(
     saved: dict[str, Any] | None, runs: list[dict[str, Any]], duration: float
 ) -> dict[str, Any]:
@@ -412,18 +374,3 @@ def carry_runs(
         "robots_status": robots,
         "sitemaps": sitemaps,
     }
-
-
-def save_snapshot(db: MetadataDB, stats: CrawlStats) -> None:
-    db.set_meta("stats", json.dumps(stats.snapshot() | carried_fields(stats)))
-
-
-def load_snapshot(db: MetadataDB) -> dict[str, Any] | None:
-    text = db.get_meta("stats")
-    if not text:
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None

@@ -12,8 +12,9 @@ import logging
 from typing import Any
 
 from gossamer.config import CrawlConfig
-from gossamer.engine.reporter import report_now
-from gossamer.engine.resume import rebuild_stats, save_snapshot
+from gossamer.crawling.folder import save_snapshot
+from gossamer.crawling.reports import report_now
+from gossamer.engine.resume import rebuild_stats
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 

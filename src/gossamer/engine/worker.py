@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from gossamer.config import config_from_json
+from gossamer.crawling.folder import carried_fields
 from gossamer.engine.collector import crawl_collector
 from gossamer.engine.crawler import Crawler
 from gossamer.engine.partition import Part
-from gossamer.engine.resume import carried_fields
 from gossamer.errors import GossamerError
 from gossamer.seeds import SeedList
 

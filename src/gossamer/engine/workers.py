@@ -37,23 +37,21 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from gossamer.config import CrawlConfig, config_to_json
+from gossamer.crawling.folder import CrawlLock, load_snapshot, save_snapshot
+from gossamer.crawling.reports import report_now, report_period
+from gossamer.crawling.verdict import judge
 from gossamer.engine.budget import PageBudget
 from gossamer.engine.collector import crawl_collector
 from gossamer.engine.crawler import Crawler
 from gossamer.engine.fleet import Fleet
 from gossamer.engine.partition import owner
-from gossamer.engine.reporter import report_now, report_period
 from gossamer.engine.resume import (
-    CrawlLock,
     carry_runs,
     holds_crawl,
     level,
-    load_snapshot,
     rebuild_stats,
-    save_snapshot,
 )
 from gossamer.engine.timelimit import remaining, time_used_up
-from gossamer.engine.verdict import judge
 from gossamer.engine.worker import FAILED, worker_main
 from gossamer.errors import GossamerError, StoreError
 from gossamer.monitor.series import Histogram

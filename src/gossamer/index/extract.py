@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 # A page longer than this is almost always a data dump; its start says what it is about.
 MAX_TEXT_CHARS = 200_000
-# HTML bytes parsed, as many as the crawl parses for links (``engine.recorder.PARSE_LIMIT``):
+# HTML bytes parsed, as many as the crawl parses for links (``crawling.recorder.PARSE_LIMIT``):
 # the text kept is far shorter, and a 20 MB page of links would take seconds to parse whole.
 MAX_PARSED_BYTES = 4 * 1024 * 1024
 _MAX_PDF_PAGES = 300

@@ -1,6 +1,6 @@
 """Store stage, trap families: the URL families a crawl has seen feed themselves, in ``crawl.db``.
 
-Data flow: admission (``engine.admission``) -> ``urls.traps.TrapFamilies`` -> **families**
+Data flow: admission (``crawling.admission``) -> ``urls.traps.TrapFamilies`` -> **families**
 (``MetadataDB.add_family``, committed with the batch of the exchange that found the link) ->
 ``crawl.db`` -> the next process's ``TrapFamilies.restore`` (a resumed crawl, each worker of
 a ``--workers`` crawl for the hosts it owns, the replay of a resume or recover).

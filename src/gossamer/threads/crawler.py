@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gossamer.engine.exchange import fetched, fetched_robots
+from gossamer.crawling.exchange import fetched, fetched_robots
 from gossamer.errors import StoreError
 from gossamer.fetch import LOCAL_FAULTS, FetchResult
 from gossamer.fetch.fetcher import Fetcher

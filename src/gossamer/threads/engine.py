@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gossamer.config import CrawlConfig
-from gossamer.engine.recording import Recording
-from gossamer.engine.reporter import report_now
-from gossamer.engine.resume import CrawlLock
+from gossamer.crawling.folder import CrawlLock
+from gossamer.crawling.recording import Recording
+from gossamer.crawling.reports import report_now
 from gossamer.errors import SeedError, StoreError
 from gossamer.fetch.fetcher import Fetcher, FetchLimits
 from gossamer.fetch.resolver import parse_resolve

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from gossamer.config import CrawlConfig, PolitenessConfig
+from gossamer.crawling import progress as progress_module
 from gossamer.engine import Crawler, CrawlOutcome
 from gossamer.engine import crawler as crawler_module
-from gossamer.engine import progress as progress_module
 from gossamer.engine import reporter as reporter_module
 from gossamer.engine.backlog import build_frontier
 from gossamer.errors import StoreError

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from gossamer.config import CrawlConfig, PolitenessConfig
-from gossamer.engine.admission import Admitter
+from gossamer.crawling.admission import Admitter
+from gossamer.crawling.recorder import PARSE_LIMIT, Recorder
 from gossamer.engine.backlog import build_frontier
 from gossamer.engine.pipeline import Pipeline
-from gossamer.engine.recorder import PARSE_LIMIT, Recorder
 from gossamer.fetch import FetchResult
 from gossamer.frontier import Frontier, Job, retry_after
 from gossamer.robots import RobotsRules

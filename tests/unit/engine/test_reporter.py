@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from gossamer.crawling.reports import report_period
 from gossamer.engine import reporter as reporter_module
-from gossamer.engine.reporter import Reporter, report_period
+from gossamer.engine.reporter import Reporter
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 

@@ -14,21 +14,18 @@ from pathlib import Path
 import pytest
 
 from gossamer.config import CrawlConfig, FetchConfig, PolitenessConfig
+from gossamer.crawling.folder import CrawlLock, carried_fields, load_snapshot, save_snapshot
 from gossamer.engine.backlog import build_frontier, seed_fallbacks
 from gossamer.engine.partition import Part, host_owner
 from gossamer.engine.resume import (
-    CrawlLock,
-    carried_fields,
     holds_crawl,
     level,
-    load_snapshot,
     rebuild_stats,
     repair_last_warc,
     repair_tails,
     restore_part,
     restore_robots,
     resume_crawl,
-    save_snapshot,
 )
 from gossamer.errors import StoreError
 from gossamer.fetch import FetchResult

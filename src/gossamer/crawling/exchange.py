@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable
 from dataclasses import replace
 
-from gossamer.engine.recorder import Recorder
+from gossamer.crawling.recorder import Recorder
 from gossamer.errors import StoreError
 from gossamer.fetch import FetchResult
 from gossamer.frontier import Job

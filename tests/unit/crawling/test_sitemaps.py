@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from gossamer.config import CrawlConfig, PolitenessConfig, ScopeConfig
+from gossamer.crawling.sitemaps import MAX_LEVEL
 from gossamer.engine.backlog import build_frontier
 from gossamer.engine.pipeline import Pipeline
-from gossamer.engine.sitemaps import MAX_LEVEL
 from gossamer.fetch import FetchResult
 from gossamer.frontier import Frontier, Job
 from gossamer.stats import CrawlStats

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gossamer.config import PolitenessConfig
+from gossamer.crawling.progress import Progress, clock
 from gossamer.engine.backlog import build_frontier
-from gossamer.engine.progress import Progress, clock
 from gossamer.stats import CrawlStats
 
 START = 1_000_000.0

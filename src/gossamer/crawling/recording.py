@@ -1,9 +1,9 @@
 """The store side of a crawler process outside the async engine: the threaded engine's and a
 distributed worker's.
 
-Data flow: fetch result -> **recording** -> WARC files and CDXJ (``engine.exchange``, inside
+Data flow: fetch result -> **recording** -> WARC files and CDXJ (``crawling.exchange``, inside
 each URL's fault boundary),
-``crawl.db`` and the statistics (``engine.recorder``), and the page's links -> admission ->
+``crawl.db`` and the statistics (``crawling.recorder``), and the page's links -> admission ->
 the caller's queue (the threaded engine's outbox, a distributed worker's link buffer). The
 politeness side stays with the caller: robots.txt answers become rules here, and the caller
 decides what a host waits.
@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable
 
 from gossamer.config import CrawlConfig
-from gossamer.engine.admission import Admitter, Queue
-from gossamer.engine.exchange import store_page, store_robots
-from gossamer.engine.recorder import Recorder, note_robots
+from gossamer.crawling.admission import Admitter, Queue
+from gossamer.crawling.exchange import store_page, store_robots
+from gossamer.crawling.recorder import Recorder, note_robots
 from gossamer.errors import StoreError
 from gossamer.fetch import LOCAL_FAULTS, FetchResult
 from gossamer.frontier import Job

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gossamer.engine.admission import Admitter
+from gossamer.crawling.admission import Admitter
 from gossamer.fetch import FetchResult
 from gossamer.frontier import Job
 from gossamer.parse.sitemap import parse_sitemap

@@ -13,8 +13,8 @@ import logging
 import time
 from collections.abc import Callable
 
-from gossamer.engine.admission import Admitter
-from gossamer.engine.sitemaps import Sitemaps
+from gossamer.crawling.admission import Admitter
+from gossamer.crawling.sitemaps import Sitemaps
 from gossamer.fetch import FetchResult
 from gossamer.fetch.fetcher import media_type
 from gossamer.frontier import Job

@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Protocol
 
 from gossamer.config import ScopeConfig
-from gossamer.engine.partition import Part
 from gossamer.frontier import Admission, Job
 from gossamer.generations import Generations
 from gossamer.stats import CrawlStats
@@ -41,6 +40,15 @@ __all__ = ["KNOWN_URLS", "Admitter", "Queue"]
 # page after page (navigation bars) costs a lookup instead of the rules: two generations of
 # this many (a URL met in the old one moves back to the young), about 15 MB when both are full.
 KNOWN_URLS = 1 << 15
+
+
+class Owner(Protocol):
+    """Which hosts this crawler owns, when it is one worker of a partitioned crawl
+    (``engine/partition.Part``), and where the URLs of the others go."""
+
+    def mine_host(self, host: str) -> bool: ...
+
+    def forward(self, url: str, depth: int, referrer: str | None) -> None: ...
 
 
 class Queue(Protocol):
@@ -83,7 +91,7 @@ class Admitter:
         frontier: Queue,
         stats: CrawlStats,
         db: MetadataDB,
-        part: Part | None = None,
+        part: Owner | None = None,
     ) -> None:
         self._scope = scope
         self._frontier = frontier
@@ -178,7 +186,7 @@ class Admitter:
             self.admit(job.fallbacks[0], job.depth, job.referrer, fallbacks=job.fallbacks[1:])
 
 
-def _families(max_family: int | None, db: MetadataDB, part: Part | None) -> TrapFamilies | None:
+def _families(max_family: int | None, db: MetadataDB, part: Owner | None) -> TrapFamilies | None:
     """The trap families this admitter judges by: those ``crawl.db`` keeps (of the hosts
     ``part`` owns), telling ``db`` of every change worth keeping."""
     if max_family is None:

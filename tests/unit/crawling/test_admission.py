@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from gossamer.config import ScopeConfig
-from gossamer.engine import admission
-from gossamer.engine.admission import Admitter
+from gossamer.crawling import admission
+from gossamer.crawling.admission import Admitter
 from gossamer.engine.partition import Part, host_owner
 from gossamer.frontier import Admission, Job
 from gossamer.stats import CrawlStats

@@ -1,0 +1,37 @@
+"""The reports of a crawl folder, written now, and how often a running crawl rewrites them.
+
+Data flow: the statistics and ``crawl.db``'s rows -> **reports** -> ``DIR/reports/``
+(``store.write_reports``: stats, domains, lists; ``monitor.report``: report.html) and the
+domain registry in ``crawl.db``. Every engine writes its final reports through
+:func:`report_now`; the local engine's periodic ones run on a thread of their own
+(``engine/reporter.py``), the ``--workers`` coordinator's inline, both spaced by
+:func:`report_period`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gossamer.monitor.report import write_report
+from gossamer.stats import CrawlStats
+from gossamer.store import MetadataDB, write_reports
+
+__all__ = ["REPORT_SHARE", "report_now", "report_period"]
+
+REPORT_SHARE = 0.1  # of the crawl's time, at most, spent rewriting the periodic reports
+
+
+def report_period(interval: float, took: float) -> float:
+    """Seconds until the next periodic report, after one that took ``took`` seconds: the
+    configured ``interval``, or longer when rewriting the reports took more than
+    ``REPORT_SHARE`` of the time between them."""
+    return max(interval, took * (1 - REPORT_SHARE) / REPORT_SHARE)
+
+
+def report_now(out: Path, stats: CrawlStats, db: MetadataDB, *, final: bool = False) -> None:
+    """Write the reports on this thread, and the domain registry in ``crawl.db`` with the
+    same figures (no host in visit: for a coordinator, which sees no frontier, and a crawl
+    that has ended). ``final``: the crawl has ended, so ``report.html`` is written too."""
+    db.put_domains(write_reports(out, stats, db))
+    if final:
+        write_report(out, stats)
