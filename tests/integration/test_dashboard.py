@@ -221,7 +221,8 @@ def test_the_crawl_command_says_the_concurrency_reached(
     saved = json.loads((out / "reports" / "stats.json").read_text())
     reached = saved["max_in_flight"]
     assert 1 <= reached <= 4
-    # Right after the summary line of stats.txt, before the reason it stopped.
-    assert printed[-3].startswith(f"Crawled {saved['pages']} in ")
-    assert printed[-2] == f"Concurrency reached: at most {reached} requests at once (4 configured)"
-    assert printed[-1].startswith("stopped: exhausted;")
+    # One summary line (stats.txt's last), saying what was reached, then why it stopped.
+    assert printed[-2].startswith(f"Crawled {saved['pages']} in ")
+    assert f"(at most {reached} simultaneous requests, 4 configured)" in printed[-2]
+    assert not [line for line in printed if "Concurrency reached" in line]
+    assert printed[-1].startswith("stopped: exhausted (no URL left to fetch);")

@@ -1,18 +1,15 @@
 """Command line, ``gossamer crawl``: flags -> plan -> engine -> the summary.
 
 Data flow: argv -> **cli.crawl** -> plan (config, seeds, the folder's crawl) -> engine (one
-crawler, or ``--workers`` processes) -> ``reports/stats.txt``, printed at the end, then the
-concurrency the crawl reached beside the configured one (``stats.json``'s ``max_in_flight``:
-the most fetches under way at once; a ``--workers`` crawl adds its workers' peaks).
+crawler, or ``--workers`` processes) -> ``reports/stats.txt``, printed at the end (its summary
+line gives the concurrency reached beside the configured one), then why the crawl stopped.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
-from pathlib import Path
 from typing import Any
 
 from gossamer.cli.distributed import add_frontier_flags, print_result, shared_of
@@ -22,6 +19,7 @@ from gossamer.engine.workers import crawl_here
 from gossamer.errors import ConfigError, escaped
 from gossamer.plan import CrawlPlan, begin_crawl, plan_crawl
 from gossamer.seeds import SeedList, read_seeds
+from gossamer.store.reports import ending_line
 from gossamer.threads import STRATEGIES
 from gossamer.threads.engine import ThreadOptions, run_threaded
 
@@ -234,25 +232,9 @@ def run_crawl(args: argparse.Namespace) -> int:
         print(f"resuming the crawl in {escaped(str(config.out))}", flush=True)
     reason = _crawl(config, plan.seeds, args)
     summary = (config.out / "reports" / "stats.txt").read_text(encoding="utf-8")
-    print(summary.rstrip())
-    reached = reached_line(config.out / "reports" / "stats.json")
-    if reached:
-        print(reached)
-    print(f"stopped: {reason}; output in {escaped(str(config.out))}")
+    print(summary.rstrip())  # its last line is the summary, with the concurrency reached
+    print(f"{ending_line(reason)}; output in {escaped(str(config.out))}")
     return 0
-
-
-def reached_line(stats_file: Path) -> str:
-    """The concurrency reached against the configured one, from ``stats.json``; "" when the
-    engine does not count it (``--engine threads``) or the file says nothing of it."""
-    try:
-        saved = json.loads(stats_file.read_text(encoding="utf-8"))
-        reached, configured = int(saved["max_in_flight"]), int(saved["concurrency"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return ""
-    if reached <= 0:
-        return ""
-    return f"Concurrency reached: at most {reached} requests at once ({configured} configured)"
 
 
 def run_study_crawl(config: CrawlConfig, seeds: SeedList, args: argparse.Namespace) -> str:

@@ -51,14 +51,13 @@ def report_html(stats: CrawlStats, now: float | None = None) -> str:
     snapshot = stats.snapshot(now)
     duration = float(snapshot["duration_seconds"])  # type: ignore[arg-type]
     average = float(snapshot["avg_request_seconds"])  # type: ignore[arg-type]
-    summary = summary_line(stats.pages, duration, stats.concurrency, average)
+    summary = summary_line(stats.pages, duration, stats.max_in_flight, stats.concurrency, average)
     when = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(now))
     statuses = {str(code): n for code, n in sorted(stats.statuses.items())}
     pages_per_host = [h.pages for h in stats.hosts.values()]
     sections = [
         f'<p class="summary">{_esc(summary)}</p>',
-        f'<p class="note">Written {_esc(when)}. At most {stats.max_in_flight} of'
-        f" {stats.concurrency} fetches were under way at once.</p>",
+        f'<p class="note">Written {_esc(when)}.</p>',
         _figures(stats, duration),
         _chart("Pages over time", charts.pages_chart(stats.timeline), _timeline_note(stats)),
         _chart("Statuses and errors", charts.outcome_chart(statuses, dict(stats.errors)), ""),

@@ -24,9 +24,23 @@ from gossamer.store.reads import CrawlReads
 from gossamer.store.tempfiles import create_beside
 from gossamer.urls import origin_of
 
-__all__ = ["summary_line", "write_reports"]
+__all__ = ["ending_line", "summary_line", "write_reports"]
 
 REPORTS_FOLDER = "reports"
+
+# Why a crawl ended, as its last printed line says it: the engines' reason -> a user's words.
+# The first word stays the engine's (scripts match "stopped: target"), except a stop asked
+# for, whose reason "stopped" would read "stopped: stopped".
+_ENDINGS = {
+    "exhausted": "exhausted (no URL left to fetch)",
+    "finished": "finished (no URL left in the shared crawl)",
+    "target": "target (the --max-pages target was reached)",
+    "time": "time (the --time limit was reached)",
+    "signal": "signal (interrupted; the crawl can be resumed)",
+    "stopped": "on request (gossamer ctl stop, or Stop on the Crawl page; the crawl can be"
+    " resumed)",
+    "store error": "store error (writing to the output folder failed)",
+}
 
 
 def write_reports(
@@ -60,16 +74,28 @@ def write_reports(
     return domains
 
 
-def summary_line(pages: int, duration: float, concurrency: int, average: float) -> str:
+def summary_line(pages: int, duration: float, reached: int, configured: int, average: float) -> str:
     """The one-line result of a crawl, as the last line of ``stats.txt`` and the CLI print.
 
-    ``average`` is the mean request-to-response time, as seed 001 reports it: time between
-    request and response only, not wall-clock time divided by pages.
+    ``reached`` is the most requests the crawl had under way at once, ``configured`` the
+    concurrency it was allowed; a crawl that did not count the first (``--engine threads``:
+    0) says only the second, as what it is. ``average`` is the mean request-to-response
+    time, as seed 001 reports it: time between request and response only, not wall-clock
+    time divided by pages.
     """
-    return (
-        f"Crawled {pages} in {duration:.2f} seconds ({concurrency} simultaneous requests), "
-        f"{average:.5f} s average per page"
+    at_once = (
+        f"at most {reached} simultaneous requests, {configured} configured"
+        if reached > 0
+        else f"{configured} simultaneous requests configured"
     )
+    return (
+        f"Crawled {pages} in {duration:.2f} seconds ({at_once}), {average:.5f} s average per page"
+    )
+
+
+def ending_line(reason: str) -> str:
+    """The line saying why the crawl stopped, from the engine's ``reason``."""
+    return f"stopped: {_ENDINGS.get(reason, reason)}"
 
 
 def _uncrawled_lines(db: CrawlReads, stats: CrawlStats) -> Iterator[str]:
@@ -115,6 +141,7 @@ def _stats_lines(snapshot: dict[str, object]) -> list[str]:
         summary_line(
             pages,
             duration,
+            _as_int(snapshot["max_in_flight"]),
             _as_int(snapshot["concurrency"]),
             _as_float(snapshot["avg_request_seconds"]),
         ),

@@ -14,7 +14,7 @@ import pytest
 from gossamer.errors import StoreError
 from gossamer.stats import CrawlStats
 from gossamer.store.metadata import MetadataDB
-from gossamer.store.reports import summary_line, write_reports
+from gossamer.store.reports import ending_line, summary_line, write_reports
 
 from .test_metadata import row
 
@@ -38,7 +38,7 @@ def db(tmp_path: Path) -> Iterator[MetadataDB]:
 
 @pytest.fixture
 def stats() -> CrawlStats:
-    crawl = CrawlStats(started=STARTED, concurrency=16)
+    crawl = CrawlStats(started=STARTED, concurrency=16, max_in_flight=5)
     crawl.pages, crawl.requests, crawl.responses = 1, 4, 3
     crawl.bytes, crawl.fetch_time = 3_000_000, 0.75
     crawl.robots_requests = 1
@@ -81,7 +81,8 @@ def test_stats_text_ends_with_the_summary(
     write_reports(tmp_path, stats, db, now=NOW)
     lines = read(tmp_path, "stats.txt").splitlines()
     assert lines[-1] == (
-        "Crawled 1 in 7300.00 seconds (16 simultaneous requests), 0.25000 s average per page"
+        "Crawled 1 in 7300.00 seconds (at most 5 simultaneous requests, 16 configured),"
+        " 0.25000 s average per page"
     )
     assert "pages: 1" in lines
     assert "bytes: 3000000 (2.9 MiB)" in lines
@@ -92,9 +93,26 @@ def test_stats_text_ends_with_the_summary(
 
 
 def test_summary_line_without_pages() -> None:
-    assert summary_line(0, 1.5, 4, 0.0) == (
-        "Crawled 0 in 1.50 seconds (4 simultaneous requests), 0.00000 s average per page"
+    assert summary_line(0, 1.5, 1, 4, 0.0) == (
+        "Crawled 0 in 1.50 seconds (at most 1 simultaneous requests, 4 configured),"
+        " 0.00000 s average per page"
     )
+
+
+def test_summary_line_of_an_engine_that_does_not_count_the_reached_concurrency() -> None:
+    # --engine threads leaves max_in_flight at 0: the line says only what was configured.
+    assert summary_line(3, 2.0, 0, 16, 0.5) == (
+        "Crawled 3 in 2.00 seconds (16 simultaneous requests configured),"
+        " 0.50000 s average per page"
+    )
+
+
+def test_every_reason_to_stop_reads_as_words() -> None:
+    assert ending_line("exhausted") == "stopped: exhausted (no URL left to fetch)"
+    assert ending_line("target") == "stopped: target (the --max-pages target was reached)"
+    # A stop asked for by ``gossamer ctl stop`` (or the Crawl page) is no "stopped: stopped".
+    assert ending_line("stopped").startswith("stopped: on request (gossamer ctl stop")
+    assert ending_line("something new") == "stopped: something new"
 
 
 def test_hourly_lists_every_hour(tmp_path: Path, stats: CrawlStats, db: MetadataDB) -> None:
