@@ -9,6 +9,12 @@ flags given, only a longer time limit and a larger page target may change them (
 settings and the number of worker processes, which are not part of what is crawled), and
 ``crawl.json`` then records what applies.
 
+A crawl that stored no page (every seed failed: names that do not resolve, refused
+connections, a typo in the seeds) holds nothing worth keeping, so a command with other seeds
+or settings starts the crawl afresh in its folder instead of being refused: the failed
+attempt's own files (``crawl.json``, ``crawl.db``, its WARC and CDXJ files, ``reports/``) are
+removed first, and a notice says so.
+
 Everything is checked here, before anything is written: a bad flag, seeds file or
 ``--resolve`` entry leaves no ``crawl.json`` behind. Then :func:`begin_crawl` writes what must
 exist before the first request: the folder, proved writable, and ``crawl.json``.
@@ -17,6 +23,9 @@ exist before the first request: the folder, proved writable, and ``crawl.json``.
 from __future__ import annotations
 
 import dataclasses
+import json
+import shutil
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +36,8 @@ from gossamer.crawling.folder import CrawlLock
 from gossamer.engine.recover import SAVED_CONFIG, load_saved, save_config
 from gossamer.errors import ConfigError, StoreError
 from gossamer.seeds import Seed, SeedList, read_seeds
+from gossamer.store.connect import connect_readonly
+from gossamer.store.warcscan import CRAWL_NAME
 
 __all__ = ["CrawlPlan", "begin_crawl", "plan_crawl", "prepare_out"]
 
@@ -46,6 +57,7 @@ class CrawlPlan:
     seeds: SeedList
     resuming: bool  # the folder already holds this crawl
     save: bool  # crawl.json must be written (a new crawl, or a resumed one with a new limit)
+    restart: str = ""  # why the folder's earlier attempt is removed first ("": it is not)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +193,8 @@ def _continue(
         given = read_seeds(seeds_file, max_url_length=config.scope.max_url_length)
         other_seeds = _seed_urls(given) != saved.seeds
     changes = _changes(saved.config, config, wanted, flags)
+    if (other_seeds or changes) and stored_nothing(folder):
+        return _restart(saved, seeds_file, config, changes, other_seeds)
     if other_seeds or changes:
         refuse = _refuse_resume if resuming else _refuse_other_crawl
         refuse(folder, changes, other_seeds)
@@ -193,6 +207,66 @@ def _continue(
         dataclasses.replace(saved.config, progress=config.progress)
     )
     return CrawlPlan(config, seeds, resuming=True, save=save)
+
+
+def stored_nothing(folder: Path) -> bool:
+    """Whether the crawl in ``folder`` ended having stored no page: its reports say 0 pages
+    and ``crawl.db`` holds no 2xx answer but for robots.txt (both, so that a crawl killed
+    before its first report, or whose reports are stale, is never taken for an empty one)."""
+    try:
+        saved = json.loads((folder / "reports" / "stats.json").read_text(encoding="utf-8"))
+        if int(saved["pages"]) != 0:
+            return False
+        conn = connect_readonly(folder / "crawl.db")
+        try:
+            (found,) = conn.execute(
+                "SELECT count(*) FROM pages WHERE status BETWEEN 200 AND 299"
+                " AND url NOT LIKE '%/robots.txt'"
+            ).fetchone()
+        finally:
+            conn.close()
+    except (OSError, ValueError, KeyError, TypeError, sqlite3.Error):
+        return False  # unreadable or unfinished: not known to be empty, so kept
+    return int(found) == 0
+
+
+def _restart(
+    saved: _Saved,
+    seeds_file: Path | None,
+    config: CrawlConfig,
+    changes: list[str],
+    other_seeds: bool,
+) -> CrawlPlan:
+    """A new crawl in the folder of one that stored nothing, with this command's settings."""
+    if seeds_file is None:
+        seeds = SeedList(
+            seeds=tuple(Seed(urls=urls, line=0, text=urls[0]) for urls in saved.seeds),
+            problems=(),
+        )
+        config = dataclasses.replace(config, seeds=saved.config.seeds)
+    else:
+        seeds = read_seeds(seeds_file, max_url_length=config.scope.max_url_length)
+    what = ["other seeds"] if other_seeds else []
+    what += [_listed(changes)] if changes else []
+    why = (
+        f"the crawl in {saved.config.out} stored no page, so it starts again with {'; '.join(what)}"
+    )
+    return CrawlPlan(config, seeds, resuming=False, save=True, restart=why)
+
+
+def _remove_attempt(folder: Path) -> None:
+    """Remove what a crawl that stored nothing wrote, and nothing else of the folder."""
+    names = ["crawl.db", "crawl.db-wal", "crawl.db-shm", SAVED_CONFIG, "index.cdxj"]
+    doomed = [folder / name for name in names] + list(folder.glob("index-w*.cdxj"))
+    doomed += [p for p in (folder / "warc").glob("*.warc.gz") if CRAWL_NAME.match(p.name)]
+    try:
+        for item in doomed:
+            item.unlink(missing_ok=True)
+        shutil.rmtree(folder / "reports", ignore_errors=True)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot remove the earlier attempt in {folder}: {exc.strerror or exc}"
+        ) from exc
 
 
 def prepare_out(out: Path) -> None:
@@ -215,5 +289,7 @@ def begin_crawl(plan: CrawlPlan) -> tuple[CrawlConfig, str | None]:
     if plan.save:
         # Under the crawl's lock, so a crawl running in the folder keeps its crawl.json.
         with CrawlLock(config.out):
+            if plan.restart:
+                _remove_attempt(config.out)
             save_config(config.out, plan.config, _seed_urls(plan.seeds))
     return config, note

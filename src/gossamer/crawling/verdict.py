@@ -15,9 +15,8 @@ from gossamer.stats import CrawlStats
 
 __all__ = ["judge", "why_nothing"]
 
-# Transport faults, as the fetcher names them, in words.
+# Transport faults, as the fetcher names them, in words (DNS has its own, longer line).
 _FAULTS = {
-    "dns": "host names do not resolve",
     "connection_refused": "connections were refused",
     "connect_timeout": "connections timed out",
     "tls": "TLS handshakes failed",
@@ -29,9 +28,28 @@ def _list(items: list[str], most: int = 3) -> str:
     return shown + (f" and {len(items) - most} more" if len(items) > most else "")
 
 
+def _unresolved(stats: CrawlStats) -> str:
+    """Names that did not resolve, with what to do about it; "" when every name resolved."""
+    if not stats.errors.get("dns"):
+        return ""
+    # The hosts whose robots.txt met the DNS fault (every mode marks them; a worker's
+    # figures may not carry them, and then the count alone is said).
+    hosts = sorted(
+        name for name, host in stats.hosts.items() if host.robots_status.endswith("dns)")
+    )
+    which = f": {_list(hosts)}" if hosts else ""
+    return (
+        f"DNS: the host names did not resolve{which} (check the spelling; a name that only"
+        " exists on this machine or a test network needs --resolve HOST:IP)"
+    )
+
+
 def why_nothing(stats: CrawlStats) -> str:
     """The causes, joined with '; ', for a crawl that stored no page."""
     causes: list[str] = []
+    unresolved = _unresolved(stats)
+    if unresolved:
+        causes.append(unresolved)
     if stats.errors.get("blocked_address"):
         causes.append(
             "the seed hosts resolve to private or loopback addresses, which are refused"
@@ -45,7 +63,9 @@ def why_nothing(stats: CrawlStats) -> str:
     faults = [text for kind, text in _FAULTS.items() if stats.errors.get(kind)]
     if faults:
         causes.append("; ".join(faults))
-    if stats.skipped_robots:
+    # URLs of an origin given up as unreachable count as refused by robots.txt; only a
+    # robots.txt that answered can really have refused something.
+    if stats.skipped_robots and stats.responses:
         causes.append(f"robots.txt disallowed {stats.skipped_robots} URL(s)")
     statuses = [str(status) for status in sorted(stats.statuses) if status >= 300]
     if statuses:
