@@ -13,6 +13,7 @@ import os
 import pty
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -193,10 +194,41 @@ def test_recover_keeps_the_duration_a_stopped_crawl_wrote(
     )
     signal_after_fetches(proc, 20, signal.SIGTERM)
     proc.communicate(timeout=DEADLINE)
-    assert proc.returncode == 0
+    assert proc.returncode == 3  # stopped before its end
     written = float(_stats(out)["duration_seconds"])
     recovered = subprocess.run(
         gossamer("recover", out), capture_output=True, text=True, check=False, timeout=DEADLINE
     )
     assert recovered.returncode == 0, recovered.stderr
     assert float(_stats(out)["duration_seconds"]) == pytest.approx(written, abs=0.05)
+
+
+@pytest.mark.parametrize("mode", LOCAL, indirect=True)
+def test_interim_reports_mark_the_hosts_in_visit(mode: Mode, tmp_path: Path) -> None:
+    """domains.tsv's in_visit, rewritten while the crawl runs (the --workers coordinator
+    learns which hosts its workers visit from their statuses)."""
+    slow = WebSpec(seed=5, hosts=4, pages_per_host=8, latency=0.3)  # always a request out
+    with ThreadedTestWeb(build_web(slow)) as site:
+        _interim_reports(mode, site, tmp_path)
+
+
+def _interim_reports(mode: Mode, site: ThreadedTestWeb, tmp_path: Path) -> None:
+    seeds, config = _seeds(tmp_path, site.seeds())
+    with config.open("a") as extra:
+        extra.write("\n[crawl]\nreport_interval = 0.2\n")
+    procs = mode.start(seeds, tmp_path / "out", "--config", config)
+    domains = tmp_path / "out" / "reports" / "domains.tsv"
+    seen_in_visit = False
+    # Read the report another process rewrites, until a row says in visit or the crawl ends.
+    while procs[0].poll() is None and not seen_in_visit:
+        try:
+            rows = [line.split("\t") for line in domains.read_text().splitlines()[1:]]
+        except FileNotFoundError:
+            rows = []
+        seen_in_visit = any(row[-1] == "1" for row in rows)
+        time.sleep(0.05)  # a short poll of a file another process rewrites, bounded by its end
+    finished = mode.wait(procs, tmp_path / "out")
+    assert set(finished.codes) == {0}, finished.stderr
+    assert seen_in_visit
+    final = [line.split("\t") for line in domains.read_text().splitlines()[1:]]
+    assert final and all(row[-1] == "0" for row in final)  # nothing in visit once ended

@@ -10,6 +10,7 @@ domain registry in ``crawl.db``. Every engine writes its final reports through
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from gossamer.monitor.report import write_report
@@ -28,10 +29,17 @@ def report_period(interval: float, took: float) -> float:
     return max(interval, took * (1 - REPORT_SHARE) / REPORT_SHARE)
 
 
-def report_now(out: Path, stats: CrawlStats, db: MetadataDB, *, final: bool = False) -> None:
+def report_now(
+    out: Path,
+    stats: CrawlStats,
+    db: MetadataDB,
+    *,
+    final: bool = False,
+    visiting: Collection[str] = (),
+) -> None:
     """Write the reports on this thread, and the domain registry in ``crawl.db`` with the
-    same figures (no host in visit: for a coordinator, which sees no frontier, and a crawl
-    that has ended). ``final``: the crawl has ended, so ``report.html`` is written too."""
-    db.put_domains(write_reports(out, stats, db))
+    same figures; ``visiting``: the hosts with requests in flight or handed out (none once a
+    crawl has ended). ``final``: the crawl has ended, so ``report.html`` is written too."""
+    db.put_domains(write_reports(out, stats, db, visiting=visiting))
     if final:
         write_report(out, stats)

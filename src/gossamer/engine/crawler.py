@@ -74,6 +74,7 @@ class Crawler:
         self._stop_reason = ""
         self._wake = asyncio.Event()
         self._ending = asyncio.Event()  # set on a stop, and when the dispatcher is done
+        self._db: MetadataDB | None = None  # the crawl.db of the run under way
         self._dispatched_pages = 0  # page jobs dispatched and not yet finished
         self._fault: StoreError | None = None  # the first store fault; it ends the crawl
         self._gate = FetchGate(self.stats)
@@ -167,6 +168,7 @@ class Crawler:
         steering = self._steering(frontier, pipeline)
         control = ControlServer(socket_path(out, None if part is None else part.index), steering)
         db.start_writer(on_fault=lambda exc: _call_soon(loop, self._fail, exc))
+        self._db = db
         try:
             # The control channel stays open until the reports are written: its last status
             # ("ended") has the totals of stats.json.
@@ -251,6 +253,8 @@ class Crawler:
             group.create_task(steer[0].tick(self._ending, steer[1]))
             if reporter is not None:
                 group.create_task(self._report_loop(reporter))
+            elif self._db is not None:  # a --workers worker: commit for the coordinator's
+                group.create_task(self._commit_loop(self._db))  # interim reports
             tasks = [
                 group.create_task(self._worker(jobs, fetcher, pipeline))
                 for _ in range(self._config.concurrency)
@@ -386,12 +390,25 @@ class Crawler:
         except StoreError as exc:
             self._fail(exc)
 
+    async def _commit_loop(self, db: MetadataDB) -> None:
+        """A worker's rows reach crawl.db at least once a report interval (a batch is
+        otherwise written when full), so the coordinator's interim reports are that fresh."""
+        while not await _set_within(self._ending, self._config.report_interval):
+            db.cut()
+
     async def _report_loop(self, reporter: Reporter) -> None:
         """Rewrite the reports on a fixed period until the crawl ends or they fail."""
         try:
             await reporter.every(self._config.report_interval, self._ending)
         except StoreError as exc:
             self._fail(exc)
+
+
+async def _set_within(event: asyncio.Event, seconds: float) -> bool:
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await event.wait()
+    return event.is_set()
 
 
 def _call_soon(

@@ -99,6 +99,12 @@ class Fleet:
         if loop is not None and self._thread.is_alive():
             asyncio.run_coroutine_threadsafe(self._finish(stats), loop).result()
 
+    def visiting(self) -> set[str]:
+        """Hosts in visit in any worker, as their last statuses say (for the interim reports;
+        read from the coordinator's thread: a copy of the statuses, taken at once)."""
+        statuses = list(self._statuses.values())
+        return {str(host) for status in statuses for host in status.get("visiting_hosts", [])}
+
     def timeline_now(self) -> Timeline:
         """The crawl's timeline, with a last sample now (for the report)."""
         loop = self._loop

@@ -123,7 +123,11 @@ class Steering:
             max_pages=self._targets[0],
             time_limit=self._targets[1],
         )
-        return crawl_status(self._stats, figures, self._host_view, worker=self._worker)
+        status = crawl_status(self._stats, figures, self._host_view, worker=self._worker)
+        # Which hosts: the --workers coordinator's reports mark them in visit (at most one
+        # per fetch under way or handed out, so a short list).
+        status["visiting_hosts"] = sorted(visiting)
+        return status
 
     def _host_view(self, name: str) -> HostView | None:
         host = self._frontier.host(name)

@@ -30,7 +30,7 @@ import pickle
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -102,16 +102,19 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
         finally:
             db.close()
 
+        visiting: Callable[[], Collection[str]] = frozenset  # the fleet's, once it runs
+
         def report() -> None:
             # A crash of the coordinator still leaves reports at most one interval old.
             with contextlib.closing(MetadataDB(out / "crawl.db")) as live:
                 interim = rebuild_stats(live, saved, config.concurrency * count)
-                report_now(out, interim, live)
+                report_now(out, interim, live, visiting=visiting())
 
         before = float((saved or {}).get("duration_seconds", 0.0))
         targets = (config.max_pages, config.time_limit)
         progress = config.progress and sys.stderr.isatty()
         with Fleet(out, count, targets=targets, elapsed_before=before, progress=progress) as fleet:
+            visiting = fleet.visiting
             left = remaining(config.time_limit, before)
             deadline = None if left is None else started + left
             coordinator = _run_processes(
