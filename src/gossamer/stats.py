@@ -51,6 +51,9 @@ class CrawlStats:
     redirects: int = 0
     skipped_robots: int = 0  # URLs refused by robots.txt
     skipped_other: int = 0  # URLs refused by scope rules (depth, scheme, length)
+    # Links whose session id was stripped before dedup: the cleaned URL is crawled, so this is
+    # a normalisation, not an error.
+    session_ids_stripped: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     statuses: Counter[int] = field(default_factory=Counter)
     hosts: dict[str, HostStats] = field(default_factory=dict)
@@ -139,6 +142,7 @@ class CrawlStats:
             "redirects": self.redirects,
             "skipped_robots": self.skipped_robots,
             "skipped_other": self.skipped_other,
+            "session_ids_stripped": self.session_ids_stripped,
             "errors": dict(self.errors),
             "error_total": sum(self.errors.values()),
             "statuses": {str(k): v for k, v in sorted(self.statuses.items())},

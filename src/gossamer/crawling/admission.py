@@ -116,8 +116,9 @@ class Admitter:
         facts = self._known.get_or(url, self._learn)
         host = facts.host
         if facts.stripped:
-            # Before dedup: a fresh session id in every link would make every URL new.
-            self._stats.record_error("trap_session_id", host)
+            # Before dedup: a fresh session id in every link would make every URL new. The
+            # cleaned URL goes on, so this counts a normalisation, not an error.
+            self._stats.session_ids_stripped += 1
         url = facts.url
         if facts.trap is not None:
             self._stats.skipped_other += 1

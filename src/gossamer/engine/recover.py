@@ -9,6 +9,11 @@ healthy database is kept, brought level with the WARC files, and its saved stati
 robots.txt status, refusals) carried over. The index is rebuilt from every record either way.
 Damaged WARC data is reported and skipped, foreign WARC files are left alone. The result can
 be resumed.
+
+What no WARC record holds (refusals by robots.txt, scope, size or type; the concurrency
+reached; response times) comes from the saved statistics: the database's, or when it is
+rebuilt, the last ``reports/stats.json``. With neither, the robots.txt refusals are recounted
+from the answers the WARC files kept. The reports are all written again, ``report.html`` too.
 """
 
 from __future__ import annotations
@@ -22,22 +27,26 @@ from typing import Any
 
 from gossamer.config import CrawlConfig, config_from_json, config_to_json
 from gossamer.crawling.folder import CrawlLock, load_snapshot, save_snapshot
+from gossamer.crawling.reports import report_now
 from gossamer.engine.replay import DamageReport
 from gossamer.engine.resume import (
     Leveled,
     level,
     rebuild_stats,
+    refused_by_robots,
 )
 from gossamer.errors import ConfigError, StoreError
+from gossamer.monitor.series import Histogram
 from gossamer.robots import lasting_answer, product_token
 from gossamer.stats import CrawlStats
-from gossamer.store import MetadataDB, crawl_db_problem, write_reports
+from gossamer.store import MetadataDB, crawl_db_problem
 from gossamer.store.warcscan import CRAWL_NAME, Cut
 from gossamer.urls import host_of
 
 log = logging.getLogger(__name__)
 
 SAVED_CONFIG = "crawl.json"
+STATS_FILE = Path("reports") / "stats.json"  # the last statistics a run wrote
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +102,17 @@ def save_config(folder: Path, config: CrawlConfig, seeds: list[tuple[str, ...]])
         raise StoreError(f"cannot write {folder / SAVED_CONFIG}: {exc.strerror}") from exc
 
 
+def last_stats(folder: Path) -> dict[str, Any] | None:
+    """The statistics the crawl last wrote to ``reports/stats.json``, if it can be read: what
+    is left of the saved snapshot when ``crawl.db`` is lost (it lacks only the per-host
+    robots.txt status and sitemaps, which the WARC files give back)."""
+    try:
+        saved = json.loads((folder / STATS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return saved if isinstance(saved, dict) else None
+
+
 def _move_aside(folder: Path) -> Path | None:
     database = folder / "crawl.db"
     if not database.exists():
@@ -125,7 +145,7 @@ def recover(folder: Path) -> Recovery:
             log.warning("crawl.db %s: rebuilding it from the WARC files", why)
         db = MetadataDB(folder / "crawl.db")
         try:
-            snapshot = None if why else load_snapshot(db)
+            snapshot = last_stats(folder) if why else load_snapshot(db)
             leveled, pages = _rebuild(folder, config, seeds, db, snapshot)
         finally:
             db.close()
@@ -159,11 +179,24 @@ def _rebuild(
     if snapshot is None:
         # No saved duration: the crawl lasted at least from its first record to its last.
         rebuilt.elapsed_before = leveled.outcome.span
+        # Nor saved refusals: those of robots.txt, at least, the answers kept can tell.
+        rebuilt.skipped_robots = sum(refused_by_robots(config, db))
+    else:
+        _loop_figures(rebuilt, snapshot)
     _robots_status(db, rebuilt, product_token(config.fetch.user_agent))
     rebuilt.started = time.time()  # the duration is what was carried over, nothing more
-    db.put_domains(write_reports(folder, rebuilt, db, now=rebuilt.started))
+    # The snapshot first: its duration is stats.json's, not later by report.html's drawing.
     save_snapshot(db, rebuilt)
+    report_now(folder, rebuilt, db, final=True)
     return leveled, rebuilt.pages
+
+
+def _loop_figures(rebuilt: CrawlStats, snapshot: dict[str, Any]) -> None:
+    """What only the crawl loop saw (stored HTML and PDF pages, response times), which
+    neither the rows nor the WARC files give, from the saved statistics."""
+    rebuilt.html_pages = int(snapshot.get("html_pages", 0))
+    rebuilt.pdf_pages = int(snapshot.get("pdf_pages", 0))
+    rebuilt.latency = Histogram.from_json(snapshot.get("fetch_seconds"))
 
 
 def _robots_status(db: MetadataDB, rebuilt: CrawlStats, product: str) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,16 +37,24 @@ from gossamer.engine.backlog import DatabaseBacklog, build_frontier
 from gossamer.engine.partition import Part
 from gossamer.engine.replay import Reconciliation, reconcile
 from gossamer.frontier import Frontier
-from gossamer.robots import lasting_answer, product_token
+from gossamer.robots import RobotsRules, lasting_answer, product_token
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, recorded_files
 from gossamer.store.cdxj import merge_worker_indexes, repair_cdxj
 from gossamer.store.warcscan import CRAWL_NAME, Cut, crawl_files, repair_tail
-from gossamer.urls import host_of
+from gossamer.urls import host_of, origin_of, path_query_of
 
 log = logging.getLogger(__name__)
 
 _UNRECORDED_ERRORS = frozenset({"bad_redirect", "redirect_chain", "parse_capped"})
+# Snapshots written before issue 28 counted a stripped session id as this error; it is the
+# ``session_ids_stripped`` figure now.
+_OLD_SESSION_ERROR = "trap_session_id"
+# Refusals recorded in rows but never archived (nothing of the body is kept): a database
+# rebuilt from the WARC files lacks their rows, so the snapshot's count is the floor.
+_UNARCHIVED_ERRORS = ("too_large", "skipped_type")
+# Counters kept only in the snapshot, summed over runs.
+_CARRIED_COUNTS = ("skipped_robots", "skipped_other", "session_ids_stripped")
 _NO_LIMIT = 1 << 30  # a replay only deduplicates: its frontier never spills
 
 
@@ -194,17 +202,55 @@ def resume_crawl(
     # A --workers run killed before its end left its workers' indexes unmerged.
     merge_worker_indexes(config.out, sort=False)
     stats = rebuild_stats(db, saved, config.concurrency)
+    note = complete_note(config, db, stats.pages)
+    # A complete crawl's URLs left are all refused again on sight: not queued, so each
+    # refusal stays counted once.
+    backlog = {} if note else leveled.backlog
     frontier = _frontier(
-        config, db, stats, seen=db.queued_urls(), backlog=leveled.backlog, fallbacks=fallbacks
+        config, db, stats, seen=db.queued_urls(), backlog=backlog, fallbacks=fallbacks
     )
-    log.warning(
-        "resuming crawl in %s: %d pages so far, %d URLs queued, %d records replayed",
-        config.out,
-        stats.pages,
-        frontier.pending,
-        leveled.outcome.replayed,
-    )
+    if note:
+        log.warning("%s", note)
+    else:
+        log.warning(
+            "resuming crawl in %s: %d pages so far, %d URLs queued, %d records replayed",
+            config.out,
+            stats.pages,
+            frontier.pending,
+            leveled.outcome.replayed,
+        )
     return stats, frontier
+
+
+def complete_note(config: CrawlConfig, db: MetadataDB, pages: int) -> str:
+    """What to say when the crawl in a levelled folder is complete, else "".
+
+    Complete: every URL still queued is one that a robots.txt answer kept and still valid
+    refuses (the frontier refuses it again on sight). A URL of an origin whose robots.txt is
+    not known, or no longer valid, may be fetchable: the crawl is not complete.
+    """
+    if not all(refused_by_robots(config, db, now=time.time())):
+        return ""
+    return (
+        f"the crawl in {config.out} is complete ({pages} pages): nothing is left to fetch;"
+        " to crawl again, start a new crawl in another folder"
+    )
+
+
+def refused_by_robots(
+    config: CrawlConfig, db: MetadataDB, *, now: float | None = None
+) -> Iterator[bool]:
+    """For each URL queued but never fetched: whether the robots.txt answer ``crawl.db``
+    keeps for its origin refuses it. With ``now``, only answers still valid then count."""
+    product = product_token(config.fetch.user_agent)
+    ttl = config.politeness.robots_ttl
+    rules: dict[str, RobotsRules] = {}
+    for origin, status, body, fetched_at in db.robots_answers():
+        if now is None or fetched_at + ttl > now:
+            rules[origin] = lasting_answer(status, body, product).rules
+    for url in db.uncrawled_urls():
+        kept = rules.get(origin_of(url))
+        yield kept is not None and not kept.is_allowed(path_query_of(url))
 
 
 def restore_part(
@@ -335,12 +381,19 @@ def _carry(stats: CrawlStats, saved: dict[str, Any]) -> None:
     """Restore what the rows cannot give from a saved snapshot (see ``save_snapshot``)."""
     stats.skipped_robots = int(saved.get("skipped_robots", 0))
     stats.skipped_other = int(saved.get("skipped_other", 0))
+    stats.session_ids_stripped = int(saved.get("session_ids_stripped", 0))
+    # A peak over the whole crawl: the running crawl raises it if it goes higher.
+    stats.max_in_flight = int(saved.get("max_in_flight", 0))
     stats.elapsed_before = float(saved.get("duration_seconds", 0.0))
     errors = saved.get("errors")
     for kind, count in (errors if isinstance(errors, dict) else {}).items():
-        # Scope refusals and bad redirects are counted when a URL is refused, not in a row.
-        if kind.startswith("trap_") or kind in _UNRECORDED_ERRORS:
+        if kind == _OLD_SESSION_ERROR:
+            stats.session_ids_stripped += int(count)
+        elif kind.startswith("trap_") or kind in _UNRECORDED_ERRORS:
+            # Scope refusals and bad redirects are counted when a URL is refused, not in a row.
             stats.errors[kind] = int(count)
+        elif kind in _UNARCHIVED_ERRORS:
+            stats.errors[kind] = max(stats.errors[kind], int(count))
     robots = saved.get("robots_status")
     for host, status in (robots if isinstance(robots, dict) else {}).items():
         stats.host(str(host)).robots_status = str(status)
@@ -367,7 +420,7 @@ def carry_runs(
         sitemaps.update(run.get("sitemaps", {}))
     return {
         name: int(earlier.get(name, 0)) + sum(int(run.get(name, 0)) for run in runs)
-        for name in ("skipped_robots", "skipped_other")
+        for name in _CARRIED_COUNTS
     } | {
         "errors": errors,
         "duration_seconds": duration,

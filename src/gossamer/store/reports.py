@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def write_reports(
     _replace(folder / "crawled.txt", _crawled_lines(db))
     _replace(folder / "discovered-not-crawled.txt", _uncrawled_lines(db, stats))
     _replace(folder / "stats.json", [json.dumps(snapshot, indent=2) + "\n"])
-    _replace(folder / "stats.txt", _stats_lines(snapshot))
+    _replace(folder / "stats.txt", _stats_lines(snapshot, _side_statuses(db)))
     _replace(folder / "hourly.tsv", _hourly_lines(stats))
     domains = domain_rows(stats, db, visiting)
     _replace(folder / "domains.tsv", _domain_lines(domains))
@@ -116,9 +117,36 @@ def _crawled_lines(db: CrawlReads) -> Iterator[str]:
         yield f"{url}\t{outcome}\n"
 
 
-def _stats_lines(snapshot: dict[str, object]) -> list[str]:
+def _side_statuses(db: CrawlReads) -> dict[str, Counter[int]]:
+    """Statuses of the robots.txt and sitemap exchanges, by purpose, from their rows: the
+    part of the crawl's statuses that are no page's."""
+    side: dict[str, Counter[int]] = {"robots": Counter(), "sitemap": Counter()}
+    for _host, status, _error, _length, _elapsed, _at, _url, kind in db.page_facts():
+        if status and kind in side:
+            side[kind][status] += 1
+    return side
+
+
+def _statuses(counts: Iterable[tuple[object, int]]) -> str:
+    return ", ".join(f"{code}: {n}" for code, n in counts)
+
+
+def _status_lines(statuses: dict[str, int], side: dict[str, Counter[int]]) -> list[str]:
+    # The statuses count every exchange, robots.txt and sitemaps included, while a missing
+    # sitemap is no error: without these lines "404: 32" beside "http_404: 3" says nothing.
+    lines = [f"statuses: {_statuses(statuses.items()) or 'none'}"]
+    robots, sitemaps = side["robots"], side["sitemap"]
+    if robots:
+        lines.append(f"  of which robots.txt: {_statuses(sorted(robots.items()))}")
+    if sitemaps:
+        missing = sitemaps[404] + sitemaps[410]
+        note = " (a missing sitemap is not counted as an error)" if missing else ""
+        lines.append(f"  of which sitemaps: {_statuses(sorted(sitemaps.items()))}{note}")
+    return lines
+
+
+def _stats_lines(snapshot: dict[str, object], side: dict[str, Counter[int]]) -> list[str]:
     errors = _int_map(snapshot["errors"])
-    statuses = _int_map(snapshot["statuses"])
     pages = _as_int(snapshot["pages"])
     duration = _as_float(snapshot["duration_seconds"])
     by_kind = ", ".join(f"{kind}: {count}" for kind, count in sorted(errors.items()))
@@ -128,12 +156,14 @@ def _stats_lines(snapshot: dict[str, object]) -> list[str]:
         f"requests: {_as_int(snapshot['requests'])} "
         f"(robots.txt: {_as_int(snapshot['robots_requests'])})",
         f"responses: {_as_int(snapshot['responses'])}",
-        f"statuses: {', '.join(f'{code}: {n}' for code, n in statuses.items()) or 'none'}",
+        *_status_lines(_int_map(snapshot["statuses"]), side),
         f"errors: {_as_int(snapshot['error_total'])}" + (f" ({by_kind})" if by_kind else ""),
         f"redirects: {_as_int(snapshot['redirects'])}",
         f"discovered: {_as_int(snapshot['discovered'])}",
         f"skipped by robots.txt: {_as_int(snapshot['skipped_robots'])}",
         f"skipped by scope: {_as_int(snapshot['skipped_other'])}",
+        f"session ids stripped: {_as_int(snapshot['session_ids_stripped'])}"
+        " (the URL without them is crawled)",
         f"average time per request: {_as_float(snapshot['avg_request_seconds']):.5f} s",
         f"pages per second: {_as_float(snapshot['pages_per_second']):.2f}",
         f"distinct domains: {_as_int(snapshot['domains'])}",

@@ -10,6 +10,10 @@ One gzip member per record keeps every record seekable by (filename, offset, len
 The engine calls ``write`` from the event loop, so a call does no fsync: the pair of
 records is handed to the OS in one ``write()`` and flushed, nothing more.
 
+A file is opened on the first record it gets, not before: a run that archives nothing (a
+resume with nothing left to fetch) leaves no file holding only its ``warcinfo`` record. That
+the folder takes files is checked when the store is made, so a refusal still fails at start.
+
 A 2xx payload this process archived before becomes a ``revisit`` record pointing at the first
 copy instead of a second ``response`` (``gossamer.store.revisits``: which payloads qualify,
 and the bounded index of them).
@@ -110,12 +114,11 @@ class WarcStore:
             raise StoreError(f"cannot create WARC folder {directory}: {exc.strerror}") from exc
         # A resumed crawl continues the numbering instead of appending to an old file.
         self._serial = self._next_free_serial()
-        # Open the first file now so an unwritable folder fails at start, not mid-crawl.
-        self._open_next()
+        self._check_folder()
 
     @property
     def files(self) -> list[Path]:
-        """Every WARC file this store has written, in order."""
+        """Every WARC file this store has written, in order (none before the first record)."""
         return list(self._files)
 
     def write(self, result: FetchResult, metadata: Mapping[str, str] | None = None) -> WarcLocation:
@@ -129,6 +132,8 @@ class WarcStore:
         """
         if result.status <= 0:
             raise NothingToArchiveError(f"no HTTP response to archive for {result.url}")
+        if self._out is None:
+            self._open_next()  # the first record (or the first after a failed write)
         date = warc_date(result.started_at)
         response_id = self._make_id()
         sha1 = hashlib.sha1(result.body).digest()
@@ -147,7 +152,7 @@ class WarcStore:
                 self._compress(self._metadata_record(result.url, date, response_id, metadata))
             )
         blob = b"".join(members)  # one copy of the pair's bytes, not one per member
-        if self._out is None or (self._pairs and self._size + len(blob) > self._max_file_bytes):
+        if self._pairs and self._size + len(blob) > self._max_file_bytes:
             self._open_next()
         name = self._files[-1].name
         location = WarcLocation(name, self._size, len(response), digest, original is not None, sha1)
@@ -295,10 +300,27 @@ class WarcStore:
             raise StoreError(f"cannot list WARC folder {self._directory}: {exc}") from exc
         return highest + 1
 
+    def _next_path(self) -> Path:
+        stamp = datetime.fromtimestamp(self._clock(), tz=UTC).strftime("%Y%m%d%H%M%S")
+        return self._directory / f"{self._prefix}-{stamp}-{self._serial:05d}.warc.gz"
+
+    def _check_folder(self) -> None:
+        """Fail now, not mid-crawl, when the folder would refuse the first file: not writable,
+        or its name too long. Nothing is created (the file is opened on the first record)."""
+        path = self._next_path()
+        problem = None
+        if not os.access(self._directory, os.W_OK | os.X_OK):
+            problem = errno.EACCES
+        else:
+            with suppress(OSError, ValueError):  # a system that does not say has no bound
+                if len(os.fsencode(path.name)) > os.pathconf(self._directory, "PC_NAME_MAX"):
+                    problem = errno.ENAMETOOLONG
+        if problem is not None:
+            raise StoreError(f"cannot create WARC file {path}: {os.strerror(problem)}")
+
     def _open_next(self) -> None:
         self.close()
-        stamp = datetime.fromtimestamp(self._clock(), tz=UTC).strftime("%Y%m%d%H%M%S")
-        path = self._directory / f"{self._prefix}-{stamp}-{self._serial:05d}.warc.gz"
+        path = self._next_path()
         self._serial += 1
         try:
             # Unbuffered: each record pair is one write() call, so a failed write leaves

@@ -52,7 +52,10 @@ def test_a_refused_url_met_again_is_refused_and_counted_again(db: MetadataDB) ->
         # Stripped of its session id, then queued the first time only.
         assert admitter.admit("http://a.test/p?sid=1&q=1", 1, None) is (round_ == 0)
     assert stats.errors["trap_too_deep"] == 3
-    assert stats.errors["trap_session_id"] == 3
+    # A stripped session id is counted as what it is, a normalisation, not as an error.
+    assert stats.session_ids_stripped == 3
+    assert "trap_session_id" not in stats.errors
+    assert stats.host("a.test").errors == 3  # the three too-deep refusals only
     assert stats.skipped_other == 3
     # The session id was stripped before dedup: the URL without it was queued, once.
     assert [job.url for job in queue.added] == ["http://a.test/p?q=1"]

@@ -18,6 +18,7 @@ from gossamer.crawling.folder import CrawlLock, carried_fields, load_snapshot, s
 from gossamer.engine.backlog import build_frontier, seed_fallbacks
 from gossamer.engine.partition import Part, host_owner
 from gossamer.engine.resume import (
+    carry_runs,
     holds_crawl,
     level,
     rebuild_stats,
@@ -130,7 +131,8 @@ def test_a_second_crawl_of_a_folder_is_refused_with_the_holders_pid(tmp_path: Pa
 def test_a_folder_holds_a_crawl_once_it_has_rows_or_its_own_warc_files(tmp_path: Path) -> None:
     with MetadataDB(tmp_path / "crawl.db") as db:
         assert not holds_crawl(tmp_path, db)
-        WarcStore(tmp_path / "warc").close()  # a crash before the first batch of rows
+        with WarcStore(tmp_path / "warc") as store:  # a crash before the first batch of rows
+            store.write(page("http://a.test/"))
         assert holds_crawl(tmp_path, db)
     other = tmp_path / "other"
     with MetadataDB(other / "crawl.db") as db:
@@ -248,6 +250,20 @@ def test_the_snapshot_round_trips_and_a_bad_one_is_ignored(folder: Folder) -> No
     for garbage in ("{not json", "[1, 2]", ""):
         folder.db.set_meta("stats", garbage)
         assert load_snapshot(folder.db) is None
+
+
+def test_stripped_session_ids_carry_over_as_a_figure_not_an_error(folder: Folder) -> None:
+    stats = CrawlStats()
+    stats.session_ids_stripped = 4
+    save_snapshot(folder.db, stats)
+    assert rebuild_stats(folder.db, load_snapshot(folder.db), 4).session_ids_stripped == 4
+    # A snapshot of an older version counted them as the error trap_session_id.
+    old = {"errors": {"trap_session_id": 5, "trap_too_deep": 1}, "session_ids_stripped": 0}
+    rebuilt = rebuild_stats(folder.db, old, 4)
+    assert rebuilt.session_ids_stripped == 5
+    assert dict(rebuilt.errors) == {"trap_too_deep": 1}
+    runs = carry_runs(old, [{"session_ids_stripped": 2}], 1.0)
+    assert rebuild_stats(folder.db, runs, 4).session_ids_stripped == 7
 
 
 def test_stats_can_be_recounted_for_some_hosts_only(folder: Folder) -> None:

@@ -485,8 +485,23 @@ def test_prefix_names_of_other_writers_do_not_move_the_numbering(tmp_path: Path)
     (tmp_path / "gossamer-w1-20231114221320-00007.warc.gz").write_bytes(b"another writer")
     (tmp_path / "gossamer-20231114221320-00002.warc.gz").write_bytes(b"an earlier run")
     store = fixed_store(tmp_path)
+    store.write(sample_results()[0])
     store.close()
     assert store.files[0].name == "gossamer-20231114221320-00003.warc.gz"
+
+
+def test_a_store_that_archives_nothing_leaves_no_file(tmp_path: Path) -> None:
+    # A resume with nothing left to fetch: no file holding only its warcinfo record.
+    (tmp_path / "gossamer-20231114221320-00000.warc.gz").write_bytes(b"an earlier run")
+    with fixed_store(tmp_path) as store:
+        pass
+    assert store.files == []
+    assert [path.name for path in tmp_path.iterdir()] == ["gossamer-20231114221320-00000.warc.gz"]
+    # Closed and written to again: the next file in the numbering, opened by its first record.
+    store.write(sample_results()[0])
+    store.close()
+    assert [path.name for path in store.files] == ["gossamer-20231114221320-00001.warc.gz"]
+    assert checks_clean(store.files[0])
 
 
 def test_a_file_name_the_system_refuses_raises_store_error(tmp_path: Path) -> None:
@@ -496,6 +511,7 @@ def test_a_file_name_the_system_refuses_raises_store_error(tmp_path: Path) -> No
 
 def test_a_failed_close_raises_store_error(tmp_path: Path) -> None:
     store = fixed_store(tmp_path)
+    store.write(sample_results()[0])
     out = store._out
     assert out is not None
     os.close(out.fileno())  # the descriptor goes away under the store
@@ -554,6 +570,7 @@ def test_short_writes_are_continued_until_the_record_is_whole(tmp_path: Path) ->
     reference = fixed_store(tmp_path / "reference")
     write_all(reference, sample_results())
     store = fixed_store(tmp_path / "trickle")
+    store._open_next()  # its warcinfo record, as the first write would
     trickle = Trickle(store._out, step=100)
     store._out = trickle  # type: ignore[assignment]
     write_all(store, sample_results())

@@ -193,7 +193,8 @@ def test_own_files_are_named_and_recorded_or_open_with_our_warcinfo(tmp_path: Pa
         with store:
             store.write(sample_results()[0])
     other = WarcStore(folder, prefix="heritrix")  # not our naming
-    other.close()
+    with other:
+        other.write(sample_results()[0])
     lookalike = folder / "gossamer-29990101000000-00001.warc.gz"  # our naming, not our file
     shutil.copy(ours, lookalike)
     (folder / "gossamer-29990101000000-00002.warc.gz").write_bytes(b"")
