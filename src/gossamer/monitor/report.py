@@ -136,6 +136,7 @@ def _figures(stats: CrawlStats, duration: float) -> str:
         ("URLs discovered", stats.discovered),
         ("Skipped by robots.txt", stats.skipped_robots),
         ("Skipped by scope", stats.skipped_other),
+        ("Session ids stripped (URL crawled without them)", stats.session_ids_stripped),
         ("Hosts with pages", sum(1 for h in stats.hosts.values() if h.pages)),
         ("Duration (s)", f"{duration:.1f}"),
         ("Pages per second", f"{stats.pages / duration:.2f}" if duration > 0 else "0"),
