@@ -90,6 +90,23 @@ def test_a_lone_unavailable_robots_seed_is_a_bad_seed(
     assert "deferred (robots.txt 500)" in (finished.out / "reports" / "domains.tsv").read_text()
 
 
+def test_the_study_threads_give_the_same_verdict(site: ThreadedTestWeb, tmp_path: Path) -> None:
+    """The study's threaded engine ends a crawl by the same rule (``crawling/verdict.py``)."""
+    host = site.web.hosts_with(Role.ROBOTS_ERROR)[0]
+    seed = site.web.url(host, "/", site.port)
+    seeds, config = _seeds(tmp_path, [seed])
+    command = Mode("one").command(seeds, tmp_path / "out", "--config", config)
+    command = [*command[: command.index("--workers")], "--engine", "threads", "--threads", "2"]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=DEADLINE)
+    assert done.returncode == 2, done.stderr
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("gossamer: error:")]
+    origin = seed.rstrip("/")
+    assert line.startswith(
+        f"gossamer: error: bad seed: nothing was crawled: robots.txt of {origin}"
+    )
+    assert _stats(tmp_path / "out")["deferred"] == [origin]
+
+
 @pytest.mark.parametrize("mode", ALL, indirect=True)
 def test_a_whole_web_gives_the_same_reports(
     mode: Mode, site: ThreadedTestWeb, tmp_path: Path

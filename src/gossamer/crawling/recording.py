@@ -27,6 +27,7 @@ from gossamer.frontier.hosts import HostState
 from gossamer.robots import RobotsRules, lasting, lasting_answer, product_token
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore
+from gossamer.urls import origin_of
 
 __all__ = ["Recording", "robots_rules_of"]
 
@@ -64,6 +65,9 @@ class Recording:
         self.host_state: Callable[[str], HostState] | None = None
         self.target = config.max_pages
         self.in_flight_pages = 0
+        # Origins whose robots.txt was unavailable (not this machine's fault): the threaded
+        # engine crawls none of their pages in this run and lists them as deferred.
+        self.unavailable: set[str] = set()
 
     def page(self, job: Job, result: FetchResult) -> Outcome:
         if result.error in LOCAL_FAULTS:
@@ -106,8 +110,10 @@ class Recording:
         if answer is not None:
             note_robots(self.stats, job.host, answer)
         else:
-            status = final.status or final.error
+            status = final.error or final.status
             self.stats.host(job.host).robots_status = f"disallow-all (robots.txt {status})"
+            if final.error not in LOCAL_FAULTS and not lasting(final.status, final.error):
+                self.unavailable.add(origin_of(job.url))
         return rules, final
 
     def reserve_page(self) -> bool | None:

@@ -30,7 +30,8 @@ from gossamer.config import CrawlConfig
 from gossamer.crawling.folder import CrawlLock
 from gossamer.crawling.recording import Recording
 from gossamer.crawling.reports import report_now
-from gossamer.errors import SeedError, StoreError
+from gossamer.crawling.verdict import judge
+from gossamer.errors import StoreError
 from gossamer.fetch.fetcher import Fetcher, FetchLimits
 from gossamer.fetch.resolver import parse_resolve
 from gossamer.seeds import SeedList
@@ -196,11 +197,11 @@ def _crawl(
         if not isinstance(other, StoreError):
             raise other
     stats.concurrency = options.threads
+    stats.deferred = sorted(rec.unavailable)  # left to another run, as the other engines say
     report_now(config.out, stats, db, final=True)  # with reports/report.html
     if fault:
         raise fault[0]
-    if stats.pages == 0 and reason == "exhausted":
-        raise SeedError("bad seed: nothing was crawled (see reports/stats.txt)")
+    judge(stats, reason)
     return ThreadedOutcome(stats, reason, _figures(options, threads, shared, seeded))
 
 
