@@ -239,7 +239,9 @@ def combined_snapshot(snapshots: Iterable[dict[str, Any]]) -> dict[str, Any]:
     longest of them, and its concurrency is theirs added up."""
     errors: Counter[str] = Counter()
     merged: dict[str, Any] = {"robots_status": {}, "sitemaps": {}}
-    totals = dict.fromkeys(("skipped_robots", "skipped_other", "concurrency"), 0)
+    totals = dict.fromkeys(
+        ("skipped_robots", "skipped_other", "session_ids_stripped", "concurrency"), 0
+    )
     duration = 0.0
     for snapshot in snapshots:
         for key in totals:
