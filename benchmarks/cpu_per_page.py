@@ -12,6 +12,14 @@ defaults otherwise, to a page budget:
     .venv/bin/python benchmarks/cpu_per_page.py --budget 10000 --profile  # py-spy as well
     .venv/bin/python benchmarks/cpu_per_page.py --src before=/tmp/snap/src --src after=src
     .venv/bin/python benchmarks/cpu_per_page.py --workers 1 2             # the 1 -> 2 speed-up
+    .venv/bin/python benchmarks/cpu_per_page.py --workers 1 2 --shared    # and one Redis worker
+
+``--shared`` adds a crawl shared in Redis (issue 27) beside the local modes: one
+``redis-server`` (``shared_crawl``'s helper: its own port and folder, AOF with Redis's default
+``everysec``) serves the whole sitting, and each such run is ``gossamer crawl SEEDS
+--frontier redis://... --name NAME`` with a name of its own and the local crawl's other flags,
+one worker process, measured the same way; Redis's own CPU (from ``/proc``) is shown beside
+it, as it is part of what a shared page costs.
 
 CPU is the crawler's whole process tree (``os.wait4`` on the crawler, which waits for its
 workers), from spawn to exit, imports included; nginx's CPU comes from ``/proc``, and the rest
@@ -46,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from compare_scrapy import SCRAPY_BIN, gossamer_snapshot, machine_busy_seconds
+from shared_crawl import Redis
 from workers_scaling import export, nginx_config, process_cpu
 
 from gossamer.testweb import WebSpec
@@ -72,17 +81,30 @@ def exported(spec: WebSpec, cache: Path) -> tuple[Path, Path, list[tuple[str, st
     return folder / "www", folder / "seeds.txt", redirects
 
 
-def crawl_argv(seeds: Path, out: Path, budget: int, workers: int) -> list[str]:
+SHARED = "shared"  # the mode of a crawl shared in Redis, beside the local worker counts
+
+
+def crawl_argv(
+    seeds: Path, out: Path, budget: int, mode: int | str, frontier: tuple[str, str] = ("", "")
+) -> list[str]:
+    """``mode``: a local crawl's ``--workers``, or ``SHARED``: one worker of a crawl shared in
+    Redis (``frontier``: Redis's URL and the crawl's name there), with the same other flags."""
     argv = [
         str(BIN / "gossamer"), "crawl", str(seeds), "--out", str(out),
         "--resolve", "*.web.test:127.0.0.1", "--delay", "0", "--no-progress",
-        "--workers", str(workers),
     ]  # fmt: skip
+    if mode == SHARED:
+        argv += ["--frontier", frontier[0], "--name", frontier[1]]  # --frontier takes no --workers
+    else:
+        argv += ["--workers", str(mode)]
     return [*argv, "--max-pages", str(budget)] if budget else argv
 
 
-def crawl(argv: list[str], out: Path, env: dict[str, str], server_pid: int) -> dict[str, Any]:
-    """One timed crawl, spawn to exit."""
+def crawl(
+    argv: list[str], out: Path, env: dict[str, str], server_pid: int, redis_pid: int | None
+) -> dict[str, Any]:
+    """One timed crawl, spawn to exit (``redis_pid``: a shared crawl's Redis, timed too)."""
+    redis_before = process_cpu(redis_pid) if redis_pid else 0.0
     server_before, machine_before = process_cpu(server_pid), machine_busy_seconds()
     started = time.perf_counter()
     log = out.parent / "crawler.log"
@@ -96,7 +118,9 @@ def crawl(argv: list[str], out: Path, env: dict[str, str], server_pid: int) -> d
     pages = int(stats["pages"])
     cpu = usage.ru_utime + usage.ru_stime
     server = process_cpu(server_pid) - server_before
-    other = machine_busy_seconds() - machine_before - cpu - server
+    store = process_cpu(redis_pid) - redis_before if redis_pid else 0.0
+    other = machine_busy_seconds() - machine_before - cpu - server - store
+    shared = {"redis_ms_per_page": round(1000 * store / pages, 3)} if redis_pid else {}
     return {
         "pages": pages,
         "wall_s": round(wall, 2),
@@ -106,6 +130,7 @@ def crawl(argv: list[str], out: Path, env: dict[str, str], server_pid: int) -> d
         "nginx_cores": round(server / wall, 2),
         "other_cores": round(max(other, 0.0) / wall, 2),
         "mb_per_page": round(stats.get("bytes", 0) / pages / 1e6, 4),
+        **shared,
     }
 
 
@@ -191,6 +216,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--budget", type=int, default=20_000, help="pages (0: the whole web)")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--workers", type=int, nargs="+", default=[1])
+    parser.add_argument("--shared", action="store_true", help="and one worker shared in Redis")
     parser.add_argument("--src", action="append", default=[], metavar="NAME=DIR")
     parser.add_argument("--commit", action="append", default=[], metavar="COMMIT")
     parser.add_argument("--profile", action="store_true", help="one more crawl under py-spy")
@@ -202,27 +228,41 @@ def arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def run(args: argparse.Namespace, work: Path, server_pid: int) -> dict[str, Any]:
+def label(name: str, mode: int | str) -> str:
+    return f"{name} {mode}" if mode == SHARED else f"{name} w{mode}"
+
+
+def run(args: argparse.Namespace, work: Path, server_pid: int, redis: Redis | None) -> Any:
     seeds = args.seeds
     found: dict[str, Any] = {"runs": {}, "profiles": {}}
-    configs = [(n, s, w) for n, s in variants(args, work).items() for w in args.workers]
+    modes: list[int | str] = [*args.workers, *([SHARED] if redis else [])]
+    configs = [(n, s, m) for n, s in variants(args, work).items() for m in modes]
+    redis_pid = redis.process.pid if redis and redis.process else None
     for round_ in range(args.repeat):
-        for name, src, workers in configs if round_ % 2 == 0 else configs[::-1]:
+        for index, (name, src, mode) in enumerate(configs if round_ % 2 == 0 else configs[::-1]):
             env = dict(os.environ, **({"PYTHONPATH": src} if src else {}))
-            out = work / f"{name}-w{workers}-{round_}" / "out"
+            out = work / f"{label(name, mode).replace(' ', '-')}-{round_}" / "out"
             out.parent.mkdir(parents=True)
-            result = crawl(crawl_argv(seeds, out, args.budget, workers), out, env, server_pid)
-            print(f"{name} w{workers} #{round_}: {json.dumps(result)}", flush=True)
-            found["runs"].setdefault(f"{name} w{workers}", []).append(result)
+            frontier = (redis.url if redis else "", f"cpu{round_}x{index}")
+            argv = crawl_argv(seeds, out, args.budget, mode, frontier)
+            shared = redis_pid if mode == SHARED else None
+            result = crawl(argv, out, env, server_pid, shared)
+            print(f"{label(name, mode)} #{round_}: {json.dumps(result)}", flush=True)
+            found["runs"].setdefault(label(name, mode), []).append(result)
             shutil.rmtree(out.parent)
+            if redis and mode == SHARED:
+                redis.client().flushall()  # every shared run starts on an empty Redis
     if args.profile:
-        for name, src, workers in configs:
+        for name, src, mode in configs:
             env = dict(os.environ, **({"PYTHONPATH": src} if src else {}))
-            out = work / f"{name}-w{workers}-profile" / "out"
+            out = work / f"{label(name, mode).replace(' ', '-')}-profile" / "out"
             out.parent.mkdir(parents=True)
-            argv = crawl_argv(seeds, out, args.budget, workers)
-            found["profiles"][f"{name} w{workers}"] = profiled(argv, out, env, args.rate, args.top)
+            frontier = (redis.url if redis else "", "profile")
+            argv = crawl_argv(seeds, out, args.budget, mode, frontier)
+            found["profiles"][label(name, mode)] = profiled(argv, out, env, args.rate, args.top)
             shutil.rmtree(out)  # keep the stacks beside it
+            if redis and mode == SHARED:
+                redis.client().flushall()
     return found
 
 
@@ -248,12 +288,17 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="gossamer-cpu-"))
     conf = nginx_config(www, work, redirects)
     subprocess.run(["nginx", "-c", str(conf)], check=True)
+    redis = Redis(work / "redis") if args.shared else None
     try:
+        if redis:
+            redis.start()
         nginx_pid = int((work / "nginx.pid").read_text())
         children = Path(f"/proc/{nginx_pid}/task/{nginx_pid}/children").read_text().split()
-        found = run(args, work / "runs", int(children[0]) if children else nginx_pid)
+        found = run(args, work / "runs", int(children[0]) if children else nginx_pid, redis)
     finally:
         subprocess.run(["nginx", "-c", str(conf), "-s", "stop"], check=False)
+        if redis:
+            redis.stop()
     found["web"] = asdict(spec)
     found["budget"] = args.budget
     found["load_before"] = load
@@ -262,12 +307,15 @@ def main() -> None:
         for name, runs in found["runs"].items()
     }
     found["medians"] = medians
-    print("\n| variant | pages | pages/s | CPU ms/page | crawler cores | nginx | other |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("\n| variant | pages | pages/s | CPU ms/page | crawler cores | nginx | other", end="")
+    print(" | Redis ms/page |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, m in medians.items():
+        store = f"{m['redis_ms_per_page']:.2f}" if "redis_ms_per_page" in m else "-"
         print(
             f"| {name} | {m['pages']:.0f} | {m['pages_per_s']:.0f} | {m['cpu_ms_per_page']:.2f}"
-            f" | {m['crawler_cores']:.2f} | {m['nginx_cores']:.2f} | {m['other_cores']:.2f} |"
+            f" | {m['crawler_cores']:.2f} | {m['nginx_cores']:.2f} | {m['other_cores']:.2f}"
+            f" | {store} |"
         )
     for name, tables in found["profiles"].items():
         print_profile(name, tables)
