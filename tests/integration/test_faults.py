@@ -261,7 +261,7 @@ def test_after_a_clean_stop_the_database_already_agrees_with_the_warc_files(
         fetched += "fetched url=" in line
         if fetched == 40 and "fetched url=" in line:
             proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=120) == 0
+    assert proc.wait(timeout=120) == 3  # stopped before its end
     out = tmp_path / "crawl"
     assert_pages_match_warc(out)
     assert not list((out / "warc").glob("*.torn*"))

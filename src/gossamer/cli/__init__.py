@@ -9,7 +9,9 @@ subcommands on the parser with the function that runs them (``set_defaults(run=.
 web); ``testweb`` (``testweb`` and ``demo``); ``search`` (``index``, ``rank``, ``search`` and
 ``serve``); ``distributed`` (``worker`` and ``ctl`` of a crawl shared in Redis); ``merge``.
 ``flags`` holds the value types they share. This module builds the parser,
-configures logging and turns faults into exit statuses.
+configures logging (``gossamer.logs``) and turns faults into exit statuses: 0 done, 2 an
+error, 3 a crawl stopped before its end (Ctrl-C, SIGTERM, a stop from ``ctl`` or the web
+page) that ``--resume`` continues, 130 interrupted before a crawl began, 141 a reader gone.
 
 With ``--json`` (``gossamer search``) an error is also printed on stdout as one JSON object,
 ``{"error": "..."}``, for the program reading the results. When the reader of stdout goes
@@ -23,27 +25,48 @@ import argparse
 import contextlib
 import importlib
 import json
-import logging
 import os
 import signal
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from gossamer import __version__
+from gossamer import __version__, logs
+from gossamer.cli.ending import EXIT_STOPPED
 from gossamer.errors import ConfigError, GossamerError, escaped
 
-__all__ = ["EXIT_ERROR", "build_parser", "main"]
+__all__ = ["EXIT_ERROR", "EXIT_STOPPED", "build_parser", "main"]
 
 EXIT_ERROR = 2
-# The description under ``gossamer --help``: this docstring's first two paragraphs, as before.
+# What ``gossamer --help`` says first: what the tool does and the order of its commands.
 _ABOUT = (
-    "Command-line entry point: parses flags and wires packages together, one call per"
-    " command.\n\nEvery fault Gossamer knows about ends here as one ``gossamer: error: ...``"
-    " line on stderr and a\nnon-zero exit status.\n"
+    "Gossamer crawls web sites politely into a folder of WARC files, then indexes, ranks and"
+    " searches what it crawled. A first run: 'gossamer crawl seeds.txt --out DIR', then"
+    " 'gossamer index DIR', 'gossamer rank DIR' and 'gossamer search DIR words' or"
+    " 'gossamer serve DIR'."
+)
+_STATUSES = (
+    "exit status: 0 done; 2 an error (one 'gossamer: error:' line says what); 3 a crawl"
+    " stopped before its end (Ctrl-C, SIGTERM, a stop from ctl or the web page), which"
+    " 'gossamer crawl --resume DIR' continues; 130 interrupted before a crawl began."
 )
 
 Command = Callable[[argparse.Namespace], int]
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Each option's default after its help, when it has one worth saying (not a flag's
+    False, an unset None or a help text that already says it)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (
+            action.default in (None, False, (), [], argparse.SUPPRESS)
+            or isinstance(action, argparse._CountAction)
+            or "default" in text
+        ):
+            return text
+        return super()._get_help_string(action)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,6 +80,10 @@ class _Parser(argparse.ArgumentParser):
     """
 
     dash_words = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Help)  # subcommands' parsers too
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise ConfigError(f"{message} (see '{self.prog} --help')")
@@ -101,24 +128,34 @@ def _named_command(words: list[str]) -> str | None:
 def build_parser(words: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser; given the command line, with only the subcommand it names (when it names
     a known one), else with every subcommand."""
-    parser = _Parser(prog="gossamer", description=_ABOUT)
+    parser = _Parser(
+        prog="gossamer",
+        description=_ABOUT,
+        epilog=_STATUSES,
+    )
     parser.add_argument("--version", action="version", version=f"gossamer {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0)
-    sub = parser.add_subparsers(dest="command", required=True)
+    _verbose_flag(parser, "verbose", 0)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     named = None if words is None else _named_command(words)
     wanted = [entry for entry in _REGISTRARS if named in entry[0]] or _REGISTRARS
     for _, module, function in wanted:
         registrar = getattr(importlib.import_module(f"gossamer.cli.{module}"), function)
         registrar(sub)
+    for command in sub.choices.values():
+        # Counted apart, as a subcommand's values replace the main parser's of the same name.
+        _verbose_flag(command, "verbose_after", argparse.SUPPRESS)
     return parser
 
 
-def _configure_logging(verbose: int) -> None:
-    level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(
-        level=level,
-        stream=sys.stderr,
-        format="%(asctime)s level=%(levelname)s logger=%(name)s %(message)s",
+def _verbose_flag(parser: argparse.ArgumentParser, dest: str, default: Any) -> None:
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        dest=dest,
+        default=default,
+        help="say more on stderr: -v what the crawl does, -vv every request (with times and"
+        " module names)",
     )
 
 
@@ -153,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     as_json = _wants_json(words)
     try:
         args = build_parser(words).parse_args(words)
-        _configure_logging(args.verbose)
+        logs.configure(logs.level_of(args.verbose + getattr(args, "verbose_after", 0)))
         run: Command = args.run
         status = run(args)
         sys.stdout.flush()  # a reader that left shows here, not in Python's flush at exit

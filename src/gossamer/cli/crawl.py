@@ -10,11 +10,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from gossamer.cli.distributed import add_frontier_flags, print_result, shared_of
+from gossamer.cli.ending import ending_quietly, exit_status
 from gossamer.cli.flags import int_between, path, pipeline_spec, positive_int, seconds
-from gossamer.config import CrawlConfig, requested, settle
+from gossamer.config import CrawlConfig, PolitenessConfig, requested, settle
 from gossamer.engine.workers import crawl_here
 from gossamer.errors import ConfigError, escaped
 from gossamer.plan import CrawlPlan, begin_crawl, plan_crawl
@@ -26,6 +29,10 @@ from gossamer.threads.engine import ThreadOptions, run_threaded
 __all__ = ["FLAGS", "add_parser", "crawl_plan", "run_crawl"]
 
 log = logging.getLogger("gossamer")
+
+# Defaults shown in --help, from the typed config (a flag left out keeps them).
+_CRAWL = CrawlConfig(seeds=Path("-"), out=Path("-"), workers=1)
+_POLITE = PolitenessConfig()
 
 # Each flag that sets a crawl setting, by the setting's dotted name (for messages too).
 FLAGS = {
@@ -48,31 +55,76 @@ FLAGS = {
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("crawl", help="crawl politely from a seeds file")
+    p = sub.add_parser(
+        "crawl",
+        help="crawl politely from a seeds file",
+        description="Crawl from the URLs of a seeds file into DIR (WARC files, crawl.db,"
+        " reports/). Running the same command again, or 'gossamer crawl --resume DIR',"
+        " continues the crawl where it stopped.",
+        epilog="exit status: 0 when the crawl ended (no URL left, --max-pages or --time"
+        " reached); 2 on an error, one 'gossamer: error:' line saying what (a crawl that"
+        " stored no page is one); 3 when it was stopped before its end (Ctrl-C, SIGTERM,"
+        " 'gossamer ctl stop', the web page's stop button): everything fetched is kept, and"
+        " 'gossamer crawl --resume DIR' continues it. The TOML keys of --config are listed in"
+        " docs/CONFIG.md.",
+    )
     p.set_defaults(run=run_crawl)
     p.add_argument("seeds", type=path, nargs="?", help="file with one URL or bare domain per line")
     where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--out", type=path, help="output folder (an existing crawl resumes)")
+    where.add_argument(
+        "--out", type=path, metavar="DIR", help="output folder (an existing crawl resumes)"
+    )
     where.add_argument("--resume", type=path, metavar="DIR", help="continue the crawl in DIR")
-    p.add_argument("--max-pages", type=positive_int)
-    p.add_argument("--time", type=seconds, dest="time_limit", help="time limit, e.g. 90s, 2h")
-    p.add_argument("--concurrency", type=positive_int, help="requests in flight per worker")
+    p.add_argument(
+        "--max-pages",
+        type=positive_int,
+        metavar="N",
+        help="stop after storing N pages (default: no limit)",
+    )
+    p.add_argument(
+        "--time", type=seconds, dest="time_limit", help="time limit, e.g. 90s, 2h (default: none)"
+    )
+    p.add_argument(
+        "--concurrency",
+        type=positive_int,
+        help=f"requests in flight per worker (default: {_CRAWL.concurrency})",
+    )
     p.add_argument(
         "--workers",
         type=positive_int,
         help="crawler processes, hosts split by hash (default: one per usable core)",
     )
-    p.add_argument("--max-depth", type=int, help="ignore links more than D hops from a seed")
-    p.add_argument("--user-agent")
-    p.add_argument("--delay", type=seconds, help="minimum gap between requests to one host")
-    p.add_argument("--max-per-host", type=positive_int, help="requests in flight per host")
     p.add_argument(
-        "--max-per-ip", type=positive_int, help="requests in flight per server address (off)"
+        "--max-depth",
+        type=int,
+        help="ignore links more than D hops from a seed (default: no limit)",
+    )
+    p.add_argument(
+        "--user-agent",
+        metavar="TEXT",
+        help="the User-Agent header sent; its first word is the name robots.txt rules"
+        " are matched against (default: Gossamer's own, see docs/CONFIG.md)",
+    )
+    p.add_argument(
+        "--delay",
+        type=seconds,
+        help=f"minimum gap between requests to one host (default: {_POLITE.delay:g}s)",
+    )
+    p.add_argument(
+        "--max-per-host",
+        type=positive_int,
+        help=f"requests in flight per host (default: {_POLITE.max_per_host})",
+    )
+    p.add_argument(
+        "--max-per-ip",
+        type=positive_int,
+        help="requests in flight per server address (default: no limit)",
     )
     p.add_argument(
         "--robots-wait",
         type=seconds,
-        help="longest wait for hosts whose robots.txt is unavailable when nothing else is left",
+        help="longest wait for hosts whose robots.txt is unavailable when nothing else is left"
+        f" (default: {_POLITE.robots_wait:g}s)",
     )
     p.add_argument("--ca-file", help="PEM file of extra certificate authorities to trust")
     p.add_argument(
@@ -82,18 +134,26 @@ def add_parser(sub: Any) -> None:
         metavar="HOST:IP",
         help="map a host (or *.domain) to an address, like curl; may repeat",
     )
-    p.add_argument("--config", type=path, help="TOML configuration file")
+    p.add_argument(
+        "--config", type=path, metavar="FILE", help="TOML settings file (keys: docs/CONFIG.md)"
+    )
     p.add_argument("--nofollow", action="store_true", default=None, help="honour rel=nofollow")
     p.add_argument(
-        "--no-sitemaps", action="store_true", help="do not read sitemaps for URLs (read: default)"
+        "--no-sitemaps",
+        action="store_true",
+        help="do not read sitemaps for URLs (they are read by default)",
     )
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress line on stderr (it is shown only on a terminal anyway)",
+    )
     _add_thread_flags(p)
     add_frontier_flags(p.add_argument_group("a crawl shared in Redis"), required=False)
 
 
 def _add_thread_flags(p: Any) -> None:
-    """The threaded engine of the concurrency study (seeds 000 and 004)."""
+    """The threaded engine of the concurrency study (``gossamer study``)."""
     group = p.add_argument_group("threaded engine (the concurrency study)")
     group.add_argument(
         "--engine",
@@ -104,13 +164,13 @@ def _add_thread_flags(p: Any) -> None:
     group.add_argument(
         "--threads",
         type=int_between(1, 1024),
-        help="crawler threads (16; with --pipeline, two per buffer as in seed 000)",
+        help="crawler threads (default: 16; with --pipeline, two per buffer)",
     )
     group.add_argument(
         "--frontier-sync",
         choices=tuple(STRATEGIES),
         default="monitor",
-        help="how the threads share the frontier (monitor)",
+        help="how the threads share the frontier",
     )
     group.add_argument(
         "--switch-interval",
@@ -122,7 +182,8 @@ def _add_thread_flags(p: Any) -> None:
         "--pipeline",
         type=pipeline_spec,
         metavar="buffers=K,size=N",
-        help="seed 000: crawler threads feed K bounded buffers drained into a URL tree",
+        help="crawler threads feed K bounded buffers of N URLs, drained into a URL tree"
+        " (default: buffers=3,size=1000)",
     )
     group.add_argument("--url-tree", type=path, metavar="DIR", help="the pipeline's URL tree")
     group.add_argument(
@@ -201,7 +262,7 @@ def _crawl(config: CrawlConfig, seeds: SeedList, args: argparse.Namespace) -> st
     return crawl_here(config, seeds)
 
 
-def run_shared_crawl(args: argparse.Namespace) -> int:
+def run_shared_crawl(args: argparse.Namespace, ended: Callable[[], None]) -> int:
     """``--frontier``: start (or go on with) a crawl shared in Redis, and work in it."""
     from gossamer.distributed.run import start_crawl  # noqa: PLC0415 - redis only when used
 
@@ -216,25 +277,30 @@ def run_shared_crawl(args: argparse.Namespace) -> int:
     config = settle(CrawlConfig(seeds=args.seeds, out=args.out), wanted)
     seeds = read_seeds(config.seeds, max_url_length=config.scope.max_url_length)
     result = start_crawl(shared_of(args), config, wanted, seeds)
+    ended()
     print_result(result, config.out)
-    return 0
+    return exit_status(result.reason)
 
 
 def run_crawl(args: argparse.Namespace) -> int:
-    if args.frontier is not None:
-        return run_shared_crawl(args)
-    check_thread_flags(args)
-    plan = crawl_plan(args)
-    config, note = begin_crawl(plan)
-    if note is not None:
-        print(f"gossamer: warning: {note}", file=sys.stderr, flush=True)
-    if plan.resuming:
-        print(f"resuming the crawl in {escaped(str(config.out))}", flush=True)
-    reason = _crawl(config, plan.seeds, args)
-    summary = (config.out / "reports" / "stats.txt").read_text(encoding="utf-8")
-    print(summary.rstrip())  # its last line is the summary, with the concurrency reached
-    print(f"{ending_line(reason)}; output in {escaped(str(config.out))}")
-    return 0
+    with ending_quietly() as ended:
+        if args.frontier is not None:
+            return run_shared_crawl(args, ended)
+        check_thread_flags(args)
+        plan = crawl_plan(args)
+        config, note = begin_crawl(plan)
+        if note is not None:
+            print(f"gossamer: warning: {note}", file=sys.stderr, flush=True)
+        if plan.restart:
+            print(f"gossamer: {escaped(plan.restart)}", file=sys.stderr, flush=True)
+        if plan.resuming:
+            print(f"resuming the crawl in {escaped(str(config.out))}", flush=True)
+        reason = _crawl(config, plan.seeds, args)
+        ended()
+        summary = (config.out / "reports" / "stats.txt").read_text(encoding="utf-8")
+        print(summary.rstrip())  # its last line is the summary, with the concurrency reached
+        print(f"{ending_line(reason)}; output in {escaped(str(config.out))}")
+        return exit_status(reason)
 
 
 def run_study_crawl(config: CrawlConfig, seeds: SeedList, args: argparse.Namespace) -> str:

@@ -16,9 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from gossamer.cli.ending import ending_quietly, exit_status
 from gossamer.cli.flags import path, positive_int, seconds
 from gossamer.config import CrawlConfig, requested, settle
 from gossamer.errors import ConfigError, escaped
+from gossamer.store.reports import ending_line
 
 __all__ = ["add_frontier_flags", "add_parsers", "print_result", "shared_of"]
 
@@ -33,29 +35,33 @@ _WORKER_FLAGS = {
 }
 
 
-def add_frontier_flags(p: Any, *, required: bool) -> None:
-    """--frontier and --name, shared by crawl, worker and ctl."""
+def add_frontier_flags(p: Any, *, required: bool, worker: bool = True) -> None:
+    """--frontier, --name and --lease-ttl, shared by crawl, worker and ctl; and, unless
+    ``worker`` is False (ctl, which fetches nothing), the options of a working process."""
     p.add_argument(
         "--frontier",
         required=required,
         metavar="URL",
         help="share the crawl through Redis: redis://[:PASSWORD@]HOST:PORT/DB or rediss://",
     )
-    p.add_argument("--name", default="crawl", help="the shared crawl's name in Redis (crawl)")
-    p.add_argument(
-        "--redis-patience",
-        type=seconds,
-        default=60.0,
-        help="how long a worker retries an unreachable Redis before it stops (60s)",
-    )
-    p.add_argument("--worker-name", help="this worker's name in ctl status (HOSTNAME-PID)")
+    p.add_argument("--name", default="crawl", help="the shared crawl's name in Redis")
     p.add_argument(
         "--lease-ttl",
         type=seconds,
         default=30.0,
-        help="how long a dead worker's hosts stay leased before others take them; for ctl, "
-        "the workers' value: a worker silent for longer is shown as gone (30s)",
+        help="seconds a silent worker's hosts stay leased before others take them"
+        if worker
+        else "the workers' --lease-ttl: a worker silent for longer is shown as gone",
     )
+    if not worker:
+        return
+    p.add_argument(
+        "--redis-patience",
+        type=seconds,
+        default=60.0,
+        help="seconds a worker retries an unreachable Redis before it stops",
+    )
+    p.add_argument("--worker-name", help="this worker's name in ctl status (default: HOSTNAME-PID)")
 
 
 def add_parsers(sub: Any) -> None:
@@ -67,19 +73,37 @@ def _add_worker_parser(sub: Any) -> None:
     p = sub.add_parser("worker", help="join a crawl shared in Redis (gossamer crawl --frontier)")
     p.set_defaults(run=run_worker)
     add_frontier_flags(p, required=True)
-    p.add_argument("--out", type=path, required=True, help="this worker's own output folder")
+    p.add_argument(
+        "--out", type=path, required=True, metavar="DIR", help="this worker's own output folder"
+    )
     p.add_argument("--concurrency", type=positive_int, help="requests in flight in this worker")
-    p.add_argument("--time", type=seconds, dest="time_limit", help="this worker's time limit")
-    p.add_argument("--ca-file", help="PEM file of extra certificate authorities to trust")
-    p.add_argument("--resolve", action="append", default=[], metavar="HOST:IP", help="as for crawl")
+    p.add_argument(
+        "--time", type=seconds, dest="time_limit", help="this worker's time limit, e.g. 90s, 2h"
+    )
+    p.add_argument(
+        "--ca-file", metavar="FILE", help="PEM file of extra certificate authorities to trust"
+    )
+    p.add_argument(
+        "--resolve",
+        action="append",
+        default=[],
+        metavar="HOST:IP",
+        help="map a host (or *.domain) to an address, like curl; may repeat",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress line on a terminal")
 
 
 def _add_ctl_parser(sub: Any) -> None:
     p = sub.add_parser("ctl", help="status, pause, resume, stop or add seeds to a shared crawl")
     p.set_defaults(run=run_ctl)
-    add_frontier_flags(p, required=True)
-    p.add_argument("action", choices=("status", "pause", "resume", "stop", "add-seeds"))
+    add_frontier_flags(p, required=True, worker=False)
+    p.add_argument(
+        "action",
+        choices=("status", "pause", "resume", "stop", "add-seeds"),
+        help="status: the crawl and its workers; pause and resume the workers; stop: end the"
+        " crawl (start it again with the same crawl --frontier command); add-seeds: queue the"
+        " URLs of a seeds file",
+    )
     p.add_argument("seeds", type=path, nargs="?", help="the seeds file of add-seeds")
     p.add_argument("--json", action="store_true", help="status as JSON")
 
@@ -105,7 +129,7 @@ def shared_of(args: argparse.Namespace) -> Any:
 def print_result(result: Any, out: Path) -> None:
     summary = (out / "reports" / "stats.txt").read_text(encoding="utf-8")
     print(summary.rstrip())
-    print(f"stopped: {result.reason}; output in {escaped(str(out))}")
+    print(f"{ending_line(result.reason)}; output in {escaped(str(out))}")
 
 
 def run_worker(args: argparse.Namespace) -> int:
@@ -120,9 +144,11 @@ def run_worker(args: argparse.Namespace) -> int:
     }
     wanted = requested(None, overrides, _WORKER_FLAGS)
     local = settle(CrawlConfig(seeds=Path("-"), out=args.out), wanted)
-    result = join_crawl(shared_of(args), local, wanted)
-    print_result(result, args.out)
-    return 0
+    with ending_quietly() as ended:
+        result = join_crawl(shared_of(args), local, wanted)
+        ended()
+        print_result(result, args.out)
+        return exit_status(result.reason)
 
 
 def run_ctl(args: argparse.Namespace) -> int:

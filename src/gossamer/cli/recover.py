@@ -18,10 +18,10 @@ __all__ = ["add_parser", "run_recover"]
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("recover", help="rebuild crawl.db, index and reports from the WARC files")
     p.set_defaults(run=run_recover)
-    p.add_argument("folder", type=path, help="the crawl folder")
+    p.add_argument("dir", type=path, metavar="DIR", help="the crawl folder")
 
 
 def run_recover(args: argparse.Namespace) -> int:
-    for line in recover(args.folder).lines(args.folder):
+    for line in recover(args.dir).lines(args.dir):
         print(line)
     return 0

@@ -50,7 +50,7 @@ def _ranking_flags(p: argparse.ArgumentParser) -> None:
         "--ranking",
         choices=sorted(RANKINGS),
         default="blend",
-        help="bm25: field-weighted text relevance alone; blend (default): with anchor text,"
+        help="bm25: field-weighted text relevance alone; blend: with anchor text,"
         " word proximity and a PageRank prior",
     )
     group.add_argument("--english", action="store_true", help="only pages detected as English")
@@ -69,7 +69,7 @@ def add_parsers(sub: Any) -> None:
     """Register ``index``, ``rank``, ``search`` and ``serve`` on the CLI's subparsers."""
     p = sub.add_parser("index", help="index the crawled HTML and PDF pages of a crawl folder")
     p.set_defaults(run=run_index)
-    p.add_argument("dir", type=path, help="crawl folder (holds crawl.db and warc/)")
+    p.add_argument("dir", type=path, metavar="DIR", help="crawl folder (holds crawl.db and warc/)")
     p.add_argument(
         "--workers",
         type=_page,
@@ -78,9 +78,19 @@ def add_parsers(sub: Any) -> None:
     )
     p = sub.add_parser("rank", help="compute PageRank per URL and per host")
     p.set_defaults(run=run_rank)
-    p.add_argument("dir", type=path, help="crawl folder")
-    p.add_argument("--damping", type=fraction, default=DAMPING)
-    p.add_argument("--tolerance", type=fraction, default=TOLERANCE, help="L1 stop criterion")
+    p.add_argument("dir", type=path, metavar="DIR", help="crawl folder")
+    p.add_argument(
+        "--damping",
+        type=fraction,
+        default=DAMPING,
+        help="chance that a random surfer follows a link rather than jumping anywhere",
+    )
+    p.add_argument(
+        "--tolerance",
+        type=fraction,
+        default=TOLERANCE,
+        help="stop when the ranks change by less than this in one round (L1 norm)",
+    )
     p = sub.add_parser(
         "search",
         help="search an indexed crawl folder",
@@ -89,15 +99,15 @@ def add_parsers(sub: Any) -> None:
     )
     p.dash_words = True  # "-word" is a query word, not an unknown option (see cli._Parser)
     p.set_defaults(run=run_search)
-    p.add_argument("dir", type=path, help="crawl folder")
-    p.add_argument("query", nargs="+", help='words, "phrases", -excluded, site:host')
-    p.add_argument("--page", type=_page, default=1)
+    p.add_argument("dir", type=path, metavar="DIR", help="crawl folder")
+    p.add_argument("query", nargs="+", help='words, "phrases", -excluded, site:host, a OR b')
+    p.add_argument("--page", type=_page, default=1, help="which page of 30 results to show")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     _ranking_flags(p)
     p = sub.add_parser("serve", help="the search web UI")
     p.set_defaults(run=run_serve)
-    p.add_argument("dir", type=path, help="crawl folder")
-    p.add_argument("--port", type=serve_port, default=8000)
+    p.add_argument("dir", type=path, metavar="DIR", help="crawl folder")
+    p.add_argument("--port", type=serve_port, default=8000, help="port to listen on")
     p.add_argument("--bind", default="127.0.0.1", help="address to listen on")
     p.add_argument(
         "--control-token",
@@ -109,7 +119,7 @@ def add_parsers(sub: Any) -> None:
         metavar="URL",
         help="the Crawl page follows this crawl shared through Redis (redis://, rediss://)",
     )
-    p.add_argument("--name", default="crawl", help="the shared crawl's name in Redis (crawl)")
+    p.add_argument("--name", default="crawl", help="the shared crawl's name in Redis")
     _ranking_flags(p)
 
 
@@ -213,6 +223,7 @@ def run_serve(args: argparse.Namespace) -> int:
         from gossamer.web.redisfeed import RedisFeed  # noqa: PLC0415
 
         feed = RedisFeed(connect(args.frontier), args.name)
+    print(serving_lines(args.dir, args.bind, args.port), flush=True)
     return serve(
         args.dir,
         host=args.bind,
@@ -221,6 +232,21 @@ def run_serve(args: argparse.Namespace) -> int:
         english=args.english,
         control_token=args.control_token,
         feed=feed,
+    )
+
+
+def serving_lines(folder: Path, bind: str, port: int) -> str:
+    """What ``gossamer serve`` says as it starts: the addresses to open, then how to stop."""
+    if bind in ("0.0.0.0", ""):  # every IPv4 address: this machine's own is one of them
+        host = "127.0.0.1"
+    elif bind == "::":
+        host = "[::1]"
+    else:
+        host = f"[{bind}]" if ":" in bind else bind
+    base = f"http://{host}:{port}"
+    return (
+        f"gossamer: serving {folder}: search it at {base}/ and follow its crawl at {base}/crawl\n"
+        "gossamer: Ctrl-C stops the server"
     )
 
 

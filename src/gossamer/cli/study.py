@@ -55,8 +55,8 @@ def add_parser(sub: Any) -> None:
         help="run the threaded crawler's concurrency study on the local test web",
         description=(
             "Crawl an in-process test web for T seconds with each frontier synchronisation "
-            "and thread count, then seed 000's pipeline with 1, 3 and 6 buffers; write CSVs "
-            "and PNG plots."
+            "and thread count, then the buffered pipeline (--pipeline) with 1, 3 and 6 buffers;"
+            " write CSVs and PNG plots."
         ),
     )
     p.set_defaults(run=run_study_command)
@@ -64,22 +64,26 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--quick", action="store_true", help="threads 1,4,16, one repeat, 2 s (a few minutes)"
     )
-    p.add_argument("--seconds", type=seconds, help="each crawl's time limit (3, as seed 004)")
-    p.add_argument("--repeats", type=positive_int, help="runs per point (3)")
-    p.add_argument("--threads", type=thread_counts, help="thread counts (1,2,4,8,16,32,64)")
+    p.add_argument("--seconds", type=seconds, help="each crawl's time limit (default: 3s)")
+    p.add_argument("--repeats", type=positive_int, help="runs per point (default: 3)")
+    p.add_argument(
+        "--threads",
+        type=thread_counts,
+        help="thread counts, comma-separated (default: 1,2,4,8,16,32,64)",
+    )
     p.add_argument(
         "--latency",
         type=_float_between(0.0, 5.0),
         default=0.02,
-        help="the test web's delay per response (0.02)",
+        help="the test web's delay per response, in seconds",
     )
     p.add_argument(
         "--switch-interval",
         type=_float_between(1e-7, 1.0),
         default=1e-5,
         help=(
-            "CPython's thread switch interval during the crawls (1e-5; CPython's own is 5 ms): "
-            "finer switching interleaves threads as many cores would, so races show"
+            "CPython's thread switch interval during the crawls, in seconds (CPython's own is"
+            " 5 ms): finer switching interleaves threads as many cores would, so races show"
         ),
     )
 

@@ -20,20 +20,34 @@ def add_testweb_parser(sub: Any) -> None:
     p = sub.add_parser("testweb", help="serve the bundled local multi-host test web")
     p.set_defaults(run=run_testweb)
     p.add_argument(
-        "--port", type=listen_port, default=8080, help="0: any free port (it is printed)"
+        "--port",
+        type=listen_port,
+        default=8080,
+        help="port to listen on; 0: any free port (it is printed)",
     )
     p.add_argument("--bind", type=address, default="127.0.0.1", help="address to listen on")
-    p.add_argument("--hosts", type=positive_int, default=20)
+    p.add_argument("--hosts", type=positive_int, default=20, help="host names the web serves")
     p.add_argument("--pages", type=positive_int, default=50, help="pages per host")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=1,
+        help="number the random web is built from: the same number gives the same pages",
+    )
     p.add_argument("--seeds-file", type=path, help="write the seed URLs here")
 
 
 def add_demo_parser(sub: Any) -> None:
     p = sub.add_parser("demo", help="serve the test web and crawl it, then print the report")
     p.set_defaults(run=run_demo)
-    p.add_argument("--out", type=path, default=Path("demo-out"))
-    p.add_argument("--hosts", type=positive_int, default=30)
+    p.add_argument(
+        "--out",
+        type=path,
+        default=Path("demo-out"),
+        metavar="DIR",
+        help="the crawl folder the demo writes (index and ranks too)",
+    )
+    p.add_argument("--hosts", type=positive_int, default=30, help="host names the web serves")
     p.add_argument("--pages", type=positive_int, default=40, help="pages per host")
 
 

@@ -22,10 +22,11 @@ DEFAULT_TREE = "url-tree"  # inside the crawl folder
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "export-tree",
-        help="file a crawl's pages into an Indexed URL Tree (seed 000's folder layout)",
+        help="file a crawl's pages into an Indexed URL Tree: one folder per host, one file per"
+        " page, for tools that read files",
     )
     p.set_defaults(run=run_export_tree)
-    p.add_argument("folder", type=path, help="the crawl folder")
+    p.add_argument("dir", type=path, metavar="DIR", help="the crawl folder")
     p.add_argument(
         "--to",
         type=path,
@@ -50,7 +51,7 @@ def _checked_target(folder: Path, target: Path | None) -> Path:
 
 
 def run_export_tree(args: argparse.Namespace) -> int:
-    tree = _checked_target(args.folder, args.to)
-    audit = export_crawl(args.folder / "crawl.db", tree)
+    tree = _checked_target(args.dir, args.to)
+    audit = export_crawl(args.dir / "crawl.db", tree)
     print(f"filed {audit.url_files} pages in {tree}; every data line is in {tree / 'res.txt'}")
     return 0

@@ -34,7 +34,7 @@ from gossamer.crawling.verdict import judge
 from gossamer.engine.backlog import DatabaseBacklog, build_frontier, seed_fallbacks
 from gossamer.engine.control import ControlServer
 from gossamer.engine.inbox import Inbox
-from gossamer.engine.interrupts import Interrupts
+from gossamer.engine.interrupts import Interrupts, finishing
 from gossamer.engine.partition import Part
 from gossamer.engine.pipeline import Pipeline
 from gossamer.engine.reporter import Reporter
@@ -181,7 +181,7 @@ class Crawler:
                     if self._interrupts is not None:
                         self._interrupts.remove()
                     progress.close()
-                    with reporter or contextlib.nullcontext():
+                    with finishing(), reporter or contextlib.nullcontext():
                         await self._finish(warc, cdxj, db, reporter)
                     steering.ended = True
         finally:

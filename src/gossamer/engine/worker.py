@@ -15,12 +15,12 @@ import ctypes.util
 import logging
 import multiprocessing
 import signal
-import sys
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, cast
 
+from gossamer import logs
 from gossamer.config import config_from_json
 from gossamer.crawling.folder import carried_fields
 from gossamer.engine.collector import crawl_collector
@@ -61,14 +61,9 @@ def worker_main(  # noqa: PLR0917 - a process target takes its arguments positio
     """Entry point of one worker process; ``allowance``: its first grant of the page target
     (``engine/budget.py``), None without one."""
     _die_with_parent()
-    # A spawned process starts without the CLI's logging set-up: log at the coordinator's
-    # level, each line saying which worker (and process) it comes from.
-    logging.basicConfig(
-        level=log_level,
-        stream=sys.stderr,
-        format=f"%(asctime)s level=%(levelname)s logger=%(name)s worker={index}"
-        " pid=%(process)d %(message)s",
-    )
+    # A spawned process starts without the CLI's logging set-up: the same one, at the
+    # coordinator's level, each line saying which worker it comes from.
+    logs.configure(log_level, worker=index)
     # Ctrl-C reaches the whole process group; the coordinator decides what it means.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     config = config_from_json(config_data, Path(out))

@@ -44,6 +44,7 @@ from gossamer.engine.budget import PageBudget
 from gossamer.engine.collector import crawl_collector
 from gossamer.engine.crawler import Crawler
 from gossamer.engine.fleet import Fleet
+from gossamer.engine.interrupts import finishing
 from gossamer.engine.partition import owner
 from gossamer.engine.resume import (
     carry_runs,
@@ -120,7 +121,8 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
             coordinator = _run_processes(
                 config, seeds, (count, budget), (report, deadline), fleet.inbound
             )
-            stats = _finish(config, count, saved, coordinator, started, fleet)
+            with finishing():  # a signal now would lose the merged reports and the summary
+                stats = _finish(config, count, saved, coordinator, started, fleet)
     if coordinator.errors:
         if coordinator.failed:
             raise GossamerError(

@@ -1,0 +1,183 @@
+"""The settings reference a user reads, ``docs/CONFIG.md``, written from the typed config.
+
+Data flow: ``config`` (the dataclasses: names, types, defaults, and the comment beside each
+field) -> **config_doc** -> ``docs/CONFIG.md``. Run ``python -m gossamer.config_doc`` to
+write the file again after changing a setting; a test fails while the file and the
+dataclasses disagree, and while a setting has no meaning to show.
+
+A field's meaning is its comment in ``config.py`` (on its line, or the lines just above
+it); :data:`_MEANINGS` says it for the fields whose name says enough to a developer but not
+to a user, and wins over the comment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from gossamer import __version__
+from gossamer.config import CrawlConfig, FetchConfig, PolitenessConfig, ScopeConfig
+from gossamer.config_check import settings_by_name
+
+__all__ = ["DOC_PATH", "render"]
+
+DOC_PATH = Path(__file__).resolve().parents[2] / "docs" / "CONFIG.md"
+
+_SECTIONS: tuple[tuple[str, type[Any], str], ...] = (
+    ("", CrawlConfig, "The crawl (top level, or the `[crawl]` table)"),
+    ("politeness", PolitenessConfig, "`[politeness]`: how hard a host is pressed"),
+    ("fetch", FetchConfig, "`[fetch]`: one request and its answer"),
+    ("scope", ScopeConfig, "`[scope]`: which URLs are crawled at all"),
+)
+
+_MEANINGS = {
+    "max_pages": "stop after storing this many pages (`--max-pages`); none: no limit",
+    "time_limit": 'stop after this long, e.g. `"2h"` (`--time`); none: no limit',
+    "concurrency": "requests in flight at once, per worker process (`--concurrency`)",
+    "workers": "crawler processes, hosts split between them by a hash (`--workers`);"
+    " default: one per usable core",
+    "resolve": 'map host names to addresses, like curl: `["HOST:IP", "*.example:IP"]`'
+    " (`--resolve`)",
+    "warc_max_bytes": "size at which a WARC file is closed and the next one started",
+    "report_interval": "seconds between the interim reports written during a crawl",
+    "progress": "show a progress line on stderr when it is a terminal (`--no-progress`)",
+    "politeness.delay": "minimum seconds between two requests to one host (`--delay`)",
+    "politeness.respect_nofollow": "skip links marked rel=nofollow (`--nofollow`)",
+    "fetch.user_agent": "the User-Agent header sent; its first word is the name robots.txt"
+    " rules are matched against (`--user-agent`)",
+    "fetch.connect_timeout": "seconds to wait for a connection",
+    "fetch.read_timeout": "seconds to wait for the next bytes of an answer",
+    "fetch.keep_types": "media types that are stored as pages; others are counted and dropped",
+    "fetch.ca_file": "PEM file of extra certificate authorities to trust (`--ca-file`)",
+    "scope.max_depth": "ignore links more than this many hops from a seed (`--max-depth`);"
+    " none: no limit",
+    "scope.max_url_length": "longer URLs are refused",
+    "scope.max_pages_per_host": "URLs admitted per origin: the last stop for traps no rule"
+    " catches (endless calendars); none: no limit",
+    "scope.max_family": "link hops a URL family (numbers and dates masked) may feed itself"
+    " before its members are refused as a trap; none turns the rule off",
+    "scope.sitemaps": "read robots.txt Sitemap lines (or /sitemap.xml) for URLs"
+    " (`--no-sitemaps` turns it off)",
+    "politeness.robots_wait": "when only hosts whose robots.txt is unavailable are left, wait"
+    " at most this long for them, then stop and leave them to `--resume` (`--robots-wait`)",
+    "politeness.max_per_host": "requests in flight per host (`--max-per-host`)",
+    "politeness.max_per_ip": "requests in flight per server address, for shared hosting"
+    " (`--max-per-ip`); none: no limit",
+}
+
+_FIELD_LINE = re.compile(r"^\s*(\w+):[^=]*(?:=.*?)?(?:#\s*(?P<comment>.*))?$")
+
+
+def _comments(kind: type[Any]) -> dict[str, str]:
+    """Each field's comment in the class's source: the one on its line, else those above."""
+    found: dict[str, str] = {}
+    above: list[str] = []
+    for line in inspect.getsource(kind).splitlines()[1:]:
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            above.append(stripped.lstrip("# "))
+            continue
+        match = _FIELD_LINE.match(line)
+        if match and not stripped.startswith(("def ", "@", '"""')):
+            text = match["comment"] or " ".join(above)
+            if text:
+                found[match[1]] = text
+        above = []
+    return found
+
+
+def _type(annotation: str) -> str:
+    words = {"int": "integer", "float": "seconds", "bool": "true/false", "str": "string"}
+    text = annotation.replace(" ", "")
+    optional = text.endswith("|None")
+    base = text.removesuffix("|None")
+    shown = "list of strings" if base.startswith("tuple[str") else words.get(base, base)
+    if shown == "seconds":
+        shown = 'seconds (a number, or "90s", "15m", "2h")'
+    return f"{shown}, or absent" if optional else shown
+
+
+def _default(value: Any, name: str) -> str:
+    if name == "workers":
+        return "one per usable core"
+    if value is None:
+        return "(none)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(f'"{item}"' for item in value) + "]"
+    if isinstance(value, str):
+        # The version changes with every release; the file should not.
+        return '"' + value.replace(__version__, "VERSION") + '"'
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"{value:_}" if isinstance(value, int) else str(value)  # TOML reads 1_000 too
+
+
+def _rows() -> list[tuple[str, str, str, str, str]]:
+    """(section, key, type, default, meaning) of every setting, in the classes' order."""
+    defaults = settings_by_name(CrawlConfig(seeds=Path("-"), out=Path("-")))
+    rows = []
+    for section, kind, _ in _SECTIONS:
+        comments = _comments(kind)
+        for item in dataclasses.fields(kind):
+            dotted = f"{section}.{item.name}" if section else item.name
+            if dotted not in defaults:
+                continue  # a section, or seeds and out (the command line names those)
+            meaning = _MEANINGS.get(dotted) or comments.get(item.name, "")
+            rows.append(
+                (section, item.name, _type(str(item.type)), _default(defaults[dotted], dotted),
+                 meaning)
+            )  # fmt: skip
+    return rows
+
+
+def missing_meanings() -> list[str]:
+    """The settings this reference cannot explain: each needs a comment or a meaning."""
+    return [f"{s}.{k}" if s else k for s, k, _, _, meaning in _rows() if not meaning]
+
+
+def render() -> str:
+    """The whole of ``docs/CONFIG.md``."""
+    lines = [
+        "# Settings of `gossamer crawl --config FILE`",
+        "",
+        "<!-- Written by `python -m gossamer.config_doc` from src/gossamer/config.py;"
+        " do not edit by hand. -->",
+        "",
+        "A TOML file of crawl settings. Keys of the crawl itself go at the top level (or in a"
+        " `[crawl]` table); the others in their table. A key may be written with `-` for `_`;"
+        " `seeds` and `out` are ignored (the command line names them); an unknown key is an"
+        " error. A flag given on the command line wins over the file. Durations are seconds,"
+        ' or a string such as `"90s"`, `"15m"`, `"2h"`.',
+        "",
+        "```toml",
+        "max_pages = 5000",
+        'time_limit = "2h"',
+        "",
+        "[politeness]",
+        "delay = 2.0",
+        "",
+        "[scope]",
+        "max_depth = 8",
+        "```",
+    ]
+    rows = _rows()
+    for section, _, title in _SECTIONS:
+        lines += ["", f"## {title}", "", "| key | type | default | meaning |", "|---|---|---|---|"]
+        # "absent": the key left out of the file (TOML has no null), which is the default.
+        for where, key, kind, default, meaning in rows:
+            if where == section:
+                cell = meaning.replace("|", "\\|")
+                lines.append(f"| `{key}` | {kind} | `{default}` | {cell} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else DOC_PATH
+    target.write_text(render(), encoding="utf-8")
+    print(f"wrote {target}")
