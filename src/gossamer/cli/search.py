@@ -30,6 +30,7 @@ from gossamer.errors import ConfigError
 from gossamer.rank.defaults import DAMPING, TOLERANCE
 from gossamer.search.engine import MAX_PAGE, SearchEngine
 from gossamer.search.output import format_json, format_text
+from gossamer.search.query import checked_query
 from gossamer.search.ranking import RANKINGS, RankingWeights
 from gossamer.search.ready import require_complete_index
 
@@ -199,8 +200,20 @@ def _query(words: list[str]) -> str:
     return query
 
 
+def require_crawl(folder: Path) -> None:
+    """Refuse a folder that holds no crawl with what to run first (the index needs one)."""
+    if not (folder / "crawl.db").is_file():
+        what = "does not exist" if not folder.exists() else "holds no crawl (no crawl.db)"
+        raise ConfigError(
+            f"{folder} {what}: crawl into it first with 'gossamer crawl SEEDS --out {folder}',"
+            f" then 'gossamer index {folder}'"
+        )
+
+
 def run_search(args: argparse.Namespace) -> int:
     query = _query(args.query)
+    checked_query(query)  # an unclosed quote or nothing to look for: said, not searched
+    require_crawl(args.dir)
     require_complete_index(args.dir)
     language = "en" if args.english else None
     with SearchEngine(args.dir, _weights(args)) as engine:

@@ -17,8 +17,14 @@ before pages that merely hold them all. Three queries come out:
   the tiers.
 
 Both ``strict`` and ``loose`` carry the filters: excluded terms, ``site:`` and language.
-An excluded term is looked for in the page's own text only, not in the words others use
-for it.
+An excluded term is looked for in every text field, the words of links pointing at the page
+included, whatever the ranking's weights: a page that ``"forest river"`` finds through its
+links' words is not one that ``forest -river`` may return. ``a OR b`` is one required term
+that either alternative satisfies.
+
+``own_strict`` and ``own_loose`` are ``strict`` and ``loose`` without the words of links: a
+result they do not match was found only through the links pointing at it, which the
+results say ("matched via links").
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ class CompiledQuery:
     title_clauses: tuple[tantivy.Query, ...]
     terms: int  # required words and phrases that survived analysis
     empty: bool = False  # nothing to search for: only stopwords, or no words at all
+    own_strict: tantivy.Query | None = None  # strict's words in the page's own text
+    own_loose: tantivy.Query | None = None
 
 
 class _Compiler:
@@ -74,24 +82,31 @@ class _Compiler:
             return tantivy.Query.term_query(self._schema, field, tokens[0][1])
         return tantivy.Query.phrase_query(self._schema, field, list(tokens))
 
-    def clause(self, term: QueryTerm, *, own: bool = False) -> tantivy.Query | None:
-        """The term in any text field (``own``: but anchors), or None when analysis leaves
-        nothing of it."""
+    def clause(
+        self, term: QueryTerm, *, own: bool = False, every: bool = False
+    ) -> tantivy.Query | None:
+        """The term in any text field with a weight (``own``: but anchors; ``every``: in
+        every text field, weighted or not, as an exclusion looks), or None when analysis
+        leaves nothing of it. Alternatives: any of them."""
+        if term.alternatives:
+            either = [self.clause(t, own=own, every=every) for t in term.alternatives]
+            found = [(Should, q) for q in either if q is not None]
+            return tantivy.Query.boolean_query(found) if found else None
         tokens = self.tokens(term.text)
         if not tokens:
             return None
         fields = [
-            (Should, tantivy.Query.boost_query(self.field_query(f, tokens), boost))
+            (Should, tantivy.Query.boost_query(self.field_query(f, tokens), max(boost, 1e-6)))
             for f, boost in self._boosts.items()
-            if boost > 0
+            if (boost > 0 or every)
             and (len(tokens) == 1 or f != Fields.URL_WORDS)
             and not (own and f == Fields.ANCHORS)
         ]
-        return tantivy.Query.boolean_query(fields)
+        return tantivy.Query.boolean_query(fields) if fields else None
 
     def proximity(self, terms: tuple[QueryTerm, ...]) -> tantivy.Query | None:
         """All the query's words near each other, in order, in one field: a score bonus."""
-        tokens = self.tokens(" ".join(term.text for term in terms))
+        tokens = self.tokens(" ".join(term.text for term in terms if not term.alternatives))
         if self._proximity <= 0 or len(tokens) < 2:
             return None
         fields = [
@@ -105,6 +120,10 @@ class _Compiler:
         return tantivy.Query.boolean_query(fields) if fields else None
 
     def title_clause(self, term: QueryTerm) -> tantivy.Query | None:
+        if term.alternatives:
+            either = [self.title_clause(t) for t in term.alternatives]
+            found = [(Should, q) for q in either if q is not None]
+            return tantivy.Query.boolean_query(found) if found else None
         tokens = self.tokens(term.text)
         return self.field_query(Fields.TITLE, tokens) if tokens else None
 
@@ -123,6 +142,7 @@ def compile_query(
     """Translate ``parsed``; ``language`` (e.g. "en") keeps only pages detected as such."""
     compiler = _Compiler(schema, analyzer, weights)
     required: list[tantivy.Query] = []
+    own: list[tantivy.Query] = []  # the same terms in the page's own text
     titles: list[tantivy.Query] = []
     for term in parsed.include:
         clause = compiler.clause(term)
@@ -130,9 +150,10 @@ def compile_query(
         if clause is not None and title is not None:
             required.append(clause)
             titles.append(title)
+            own.append(compiler.clause(term, own=True) or tantivy.Query.empty_query())
     filters: list[tuple[tantivy.Occur, tantivy.Query]] = []
     for term in parsed.exclude:
-        clause = compiler.clause(term, own=True)
+        clause = compiler.clause(term, every=True)
         if clause is not None:
             filters.append((MustNot, clause))
     if parsed.sites:
@@ -151,7 +172,12 @@ def compile_query(
     bonus = [(Should, near)] if near is not None else []
     strict = tantivy.Query.boolean_query([(Must, q) for q in required] + bonus + filters)
     loose = None
+    own_strict = tantivy.Query.boolean_query([(Must, q) for q in own])
+    own_loose = None
     if len(required) > 1:
         anything = tantivy.Query.boolean_query([(Should, q) for q in required])
         loose = tantivy.Query.boolean_query([(Must, anything), *bonus, *filters])
-    return CompiledQuery(strict, loose, tuple(titles), len(required))
+        own_loose = tantivy.Query.boolean_query([(Should, q) for q in own])
+    return CompiledQuery(
+        strict, loose, tuple(titles), len(required), own_strict=own_strict, own_loose=own_loose
+    )

@@ -14,7 +14,7 @@ per hit; ``ranking.order_columns``) and only the 30 shown are loaded in full.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -66,6 +66,7 @@ class _Ranked:
     base: tantivy.Query | None
     matched: str  # all, any or none of the query's words
     count: int
+    own: tantivy.Query | None = None  # ``base`` in the pages' own text (no link words)
 
 
 class SearchEngine:
@@ -136,9 +137,11 @@ class SearchEngine:
         )
         if snippets is not None:
             snippets.set_max_num_chars(_SNIPPET_CHARS)
+        addresses = [hits[item.candidate.key][1] for item in shown]
+        linked = self._via_links(found.own, addresses)
         page_hits = tuple(
-            self._hit(start + i + 1, hits[item.candidate.key][1], item, snippets)
-            for i, item in enumerate(shown)
+            replace(self._hit(start + i + 1, address, item, snippets), via_links=i in linked)
+            for i, (address, item) in enumerate(zip(addresses, shown, strict=True))
         )
         return SearchPage(
             query=text,
@@ -183,7 +186,26 @@ class SearchEngine:
             if not hits:
                 matched = "none"
         base = compiled.strict if matched == "all" else compiled.loose
-        return _Ranked(parsed, hits, self._order(hits, compiled, base), base, matched, count)
+        own = compiled.own_strict if matched == "all" else compiled.own_loose
+        ordered = self._order(hits, compiled, base)
+        return _Ranked(parsed, hits, ordered, base, matched, count, own)
+
+    def _via_links(
+        self, own: tantivy.Query | None, addresses: list[tantivy.DocAddress]
+    ) -> set[int]:
+        """The positions in ``addresses`` of pages the query found only through the words of
+        links pointing at them: their own text does not match it."""
+        if own is None or not addresses:
+            return set()
+        urls = [str(self._searcher.doc(a).get_first(Fields.URL) or "") for a in addresses]
+        these = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, Fields.URL, u))
+             for u in urls]
+        )  # fmt: skip
+        query = tantivy.Query.boolean_query([(_MUST, own), (_MUST, these)])
+        matched = self._searcher.search(query, len(addresses), count=False).hits
+        kept = {_key(address) for _, address in matched}
+        return {i for i, address in enumerate(addresses) if _key(address) not in kept}
 
     def scores_for(self, url: str, text: str, language: str | None = None) -> HitScores | None:
         """How ``url`` scores for the query ``text``; None when it does not match."""

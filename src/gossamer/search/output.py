@@ -14,7 +14,11 @@ import unicodedata
 
 from gossamer.search.results import SearchHit, SearchPage
 
-__all__ = ["duplicates_label", "format_json", "format_text", "printable"]
+__all__ = ["VIA_LINKS", "duplicates_label", "format_json", "format_text", "printable"]
+
+# Said of a result whose own text does not hold the query: the words of links pointing at it
+# do (JSON: the hit's ``via_links``).
+VIA_LINKS = "matched via links"
 
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 
@@ -85,9 +89,10 @@ def format_text(result: SearchPage, *, color: bool = False) -> str:
         s = hit.scores
         label = duplicates_label(hit)
         extra = f" - {label}:" if label else ""
+        via = f" - {VIA_LINKS}" if hit.via_links else ""
         detail = (
             f"     score {s.blended:.3f} (bm25 {s.bm25:.2f}, pagerank {s.pagerank_scaled:.2f},"
-            f" title tier {s.tier}){extra}"
+            f" title tier {s.tier}){via}{extra}"
         )
         lines.append(f"{_DIM}{detail}{_RESET}" if color else detail)
         lines.extend(_copies(hit))

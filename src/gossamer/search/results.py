@@ -84,6 +84,7 @@ class SearchHit:
     same_content: int = 0  # other pages with the same body digest
     near_duplicates: int = 0  # other pages with nearly the same text
     copies: tuple[Copy, ...] = ()  # the first of them, exact ones first
+    via_links: bool = False  # found only through the words of links pointing at it
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,8 +59,11 @@ def test_words_after_the_folder_make_one_query(
 def test_after_a_double_dash_every_word_is_the_query(
     indexed: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["search", str(indexed), "--", "--json"]) == 0
-    assert capsys.readouterr().out.strip() == "No results for '--json'."
+    assert main(["search", str(indexed), "--", "zebra", "--json"]) == 0
+    assert capsys.readouterr().out.strip() == "No results for 'zebra --json'."
+    # Alone, the word is the query too: one that only excludes (a leading '-').
+    error = one_error(main(["search", str(indexed), "--", "--json"]), capsys.readouterr().err)
+    assert "(--json only excludes)" in error
 
 
 def test_options_are_still_options(indexed: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -75,7 +78,7 @@ def test_options_are_still_options(indexed: Path, capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
-        (["{missing}", "write"], "no search index in"),
+        (["{missing}", "write"], "does not exist: crawl into it first"),
         (["{dir}", "write", "--page", "0"], "argument --page: must be between 1 and 1000"),
         (["{dir}", "x" * (MAX_QUERY_CHARS + 1)], f"longer than {MAX_QUERY_CHARS} characters"),
         (["{dir}", "caf\udce9"], "the query is not UTF-8 text"),
