@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from types import MappingProxyType
 
 from gossamer.testweb.hostile.wire import Reader, Writer, read_request
+
+from .loopthread import LoopThread
 
 __all__ = ["NOT_FOUND", "RawWeb", "Request"]
 
@@ -45,10 +46,7 @@ class RawWeb:
         self._host = host
         self._answers: Mapping[Request, bytes] = MappingProxyType({})
         self._seen: list[Request] = []
-        self._ready = threading.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), daemon=True)
+        self._thread = LoopThread(self._listening)
 
     def serve(self, answers: Mapping[Request, bytes]) -> None:
         # One reference swapped whole: the server thread sees either mapping, never a mixture.
@@ -59,23 +57,17 @@ class RawWeb:
         return list(self._seen)
 
     def __enter__(self) -> RawWeb:
-        self._thread.start()
-        self._ready.wait()
-        return self
+        return self._thread.__enter__()
 
     def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None and self._stop is not None
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join()
+        self._thread.__exit__(*exc)
 
-    async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
+    @contextlib.asynccontextmanager
+    async def _listening(self) -> AsyncIterator[RawWeb]:
         server = await asyncio.start_server(self._connection, self._host, 0)
         self.port = int(server.sockets[0].getsockname()[1])
         async with server:
-            self._ready.set()
-            await self._stop.wait()
+            yield self
 
     async def _connection(self, r: Reader, w: Writer) -> None:
         try:

@@ -10,19 +10,19 @@ The crawl runs as a user runs it, in one process and with ``--workers 2``.
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
 import sqlite3
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
 
 from .conftest import RESOLVE
+from .loopthread import LoopThread
 
 DEPTH = 150_000
 NORMAL_PAGES = 30
@@ -59,53 +59,30 @@ async def _answer(request: web.Request) -> web.Response:
     return web.Response(body=normal_page(number), content_type="text/html")
 
 
-class TwoHosts:
-    """``deep.web.test`` and ``normal.web.test`` on one loopback port, served from a thread."""
-
-    def __init__(self) -> None:
-        self.port = 0
-        self._ready = threading.Event()
-        self._stop: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), daemon=True)
-
-    async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        app = web.Application()
-        app.router.add_get("/{tail:.*}", _answer)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = runner.addresses[0][1]
-        self._ready.set()
-        await self._stop.wait()
+@contextlib.asynccontextmanager
+async def two_hosts() -> AsyncIterator[int]:
+    """``deep.web.test`` and ``normal.web.test`` on one loopback port; yields the port."""
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", _answer)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield int(runner.addresses[0][1])
+    finally:
         await runner.cleanup()
-
-    def __enter__(self) -> TwoHosts:
-        self._thread.start()
-        self._ready.wait()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None and self._stop is not None
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join()
 
 
 @pytest.fixture(scope="module")
-def hosts() -> Iterator[TwoHosts]:
-    with TwoHosts() as served:
+def port() -> Iterator[int]:
+    with LoopThread(two_hosts) as served:
         yield served
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
-def test_a_deep_page_does_not_stop_the_other_host(
-    hosts: TwoHosts, tmp_path: Path, workers: str
-) -> None:
+def test_a_deep_page_does_not_stop_the_other_host(port: int, tmp_path: Path, workers: str) -> None:
     seeds = tmp_path / "seeds.txt"
-    seeds.write_text(f"http://deep.web.test:{hosts.port}/\nhttp://normal.web.test:{hosts.port}/\n")
+    seeds.write_text(f"http://deep.web.test:{port}/\nhttp://normal.web.test:{port}/\n")
     config = tmp_path / "c.toml"
     config.write_text(CONFIG)
     out = tmp_path / "out"

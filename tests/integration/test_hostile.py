@@ -13,14 +13,12 @@ the crawl has ended, so no test reads a server that another test could have chan
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import gzip
 import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -48,6 +46,7 @@ from gossamer.testweb.hostile.cases import CUT_ROBOTS_LINKS, DEEP_LINKS
 from gossamer.testweb.model import DOMAIN
 from gossamer.urls import host_of
 
+from .loopthread import LoopThread
 from .measure import crawl_in_child
 
 SAMPLES = Path(__file__).resolve().parents[1] / "conformance" / "compression"
@@ -135,34 +134,6 @@ class HostileRun:
             return warc.read(int(length))
 
 
-class ServerThread:
-    """A hostile server on an event loop of its own, so a busy crawler loop cannot slow it."""
-
-    def __init__(self, server: HostileServer) -> None:
-        self._server = server
-        self._ready = threading.Event()
-        self._stop: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), daemon=True)
-
-    async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        async with self._server:
-            self._ready.set()
-            await self._stop.wait()
-
-    def __enter__(self) -> HostileServer:
-        self._thread.start()
-        self._ready.wait()
-        return self._server
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None and self._stop is not None
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join()
-
-
 def _query(db: Path, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
     conn = sqlite3.connect(db)
     try:
@@ -188,7 +159,7 @@ def run(web: ThreadedTestWeb, tmp_path_factory: pytest.TempPathFactory) -> Hosti
         refused_port = int(probe.getsockname()[1])
 
     samples = SAMPLES if SAMPLES.is_dir() else None
-    with ServerThread(HostileServer(samples=samples, clock=time.time)) as server:
+    with LoopThread(lambda: HostileServer(samples=samples, clock=time.time)) as server:
         seeds = [
             *web.seeds(),
             *(server.url(case) for case in server.cases if case not in REACHED_BY_LINKS),

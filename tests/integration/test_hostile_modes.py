@@ -22,8 +22,8 @@ import pytest
 from gossamer.testweb.hostile import CALM_TARGETS, HOSTILE_DOMAIN, HOSTILE_RESOLVE, HostileServer
 from gossamer.testweb.hostile.cases import CUT_ROBOTS_LINKS, DEEP_LINKS
 
+from .loopthread import LoopThread
 from .modes import Finished, Mode, mode_fixture
-from .test_hostile import ServerThread
 
 CASES = (
     "calm",
@@ -77,7 +77,7 @@ class Outcome:
 
 @pytest.fixture
 def outcome(mode: Mode, tmp_path: Path) -> Iterator[Outcome]:
-    with ServerThread(HostileServer()) as server:
+    with LoopThread(HostileServer) as server:
         seeds = tmp_path / "seeds.txt"
         seeds.write_text("".join(server.url(case) + "\n" for case in CASES))
         config = tmp_path / "c.toml"
