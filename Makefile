@@ -2,20 +2,53 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+PIP    := $(BIN)/python -m pip
+# Every install takes the versions `make test` passed with (`make lock` writes them again).
+CONSTRAINTS := constraints.txt
+# The demo crawls, indexes, ranks and searches: the runtime with those extras, no dev tools.
+DEMO_EXTRAS := search,rank,charts
+DEMO_STAMP  := $(VENV)/.installed-demo
+STAMP       := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit clean browser spin redis mutation
+.PHONY: demo test lint typecheck unit wheel lock clean browser spin redis mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(PIP) install --quiet --upgrade -c $(CONSTRAINTS) pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+$(DEMO_STAMP): pyproject.toml $(CONSTRAINTS) | $(BIN)/python
+	$(PIP) install --quiet -c $(CONSTRAINTS) -e '.[$(DEMO_EXTRAS)]'
+	touch $(DEMO_STAMP)
 
-demo: $(STAMP)
+# Every extra and the development tools; the demo's needs are a part of them.
+$(STAMP): pyproject.toml $(CONSTRAINTS) | $(BIN)/python
+	$(PIP) install --quiet -c $(CONSTRAINTS) -e '.[all,dev]'
+	touch $(STAMP) $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/gossamer demo --out demo-out
+
+# Write constraints.txt again from the development venv (run it after `make test` passed with
+# newer versions, e.g. once `$(PIP) install -U ...` brought them): every package but Gossamer.
+lock: $(STAMP)
+	{ sed -n '/^#/p' $(CONSTRAINTS); $(PIP) freeze --all --exclude-editable; } > $(CONSTRAINTS).new
+	mv $(CONSTRAINTS).new $(CONSTRAINTS)
+
+# The wheel `pip install .` builds, installed alone (no extras) in a throwaway venv that has
+# no pip of its own (the development venv's pip installs into it): the lean crawler installs
+# and starts from the package as published, not only from this checkout.
+WHEEL_DIR := $(VENV)/wheel
+wheel: $(STAMP)
+	rm -rf $(WHEEL_DIR)
+	$(PIP) wheel --quiet --no-deps -w $(WHEEL_DIR)/dist .
+	$(PYTHON) -m venv --without-pip $(WHEEL_DIR)/venv
+	$(PIP) --python $(WHEEL_DIR)/venv/bin/python install --quiet -c $(CONSTRAINTS) \
+	  $(WHEEL_DIR)/dist/gossamer-*.whl
+	$(WHEEL_DIR)/venv/bin/gossamer --version
+	$(WHEEL_DIR)/venv/bin/gossamer --help > /dev/null
+	$(WHEEL_DIR)/venv/bin/gossamer index $(WHEEL_DIR) 2>&1 | grep -qx \
+	  "gossamer: error: gossamer index needs the search extra: pip install 'gossamer\[search\]'"
+	rm -rf $(WHEEL_DIR)
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks
@@ -47,7 +80,7 @@ redis:
 	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null) \
 	  || echo "redis-server not installed: the shared-frontier tests will be skipped"; }
 
-test: $(STAMP) lint typecheck browser spin redis
+test: $(STAMP) lint typecheck wheel browser spin redis
 	$(BIN)/pytest -q
 
 # Mutation testing of the modules whose mistakes cost most ([tool.mutmut] in pyproject.toml

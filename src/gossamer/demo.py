@@ -9,7 +9,9 @@ The demo never deletes what it did not write: it marks its output folder with a
 non-empty folder without the mark.
 
 The demo is test-web tooling: the CLI imports this module only when ``gossamer demo`` runs, so
-the crawler's import graph never holds the test web.
+the crawler's import graph never holds the test web. It runs every stage, so it needs the
+search and rank extras; it checks for them before it crawls, and imports the search side
+(tantivy) only then.
 """
 
 from __future__ import annotations
@@ -18,13 +20,10 @@ import dataclasses
 import shutil
 from pathlib import Path
 
+from gossamer import extras
 from gossamer.config import CrawlConfig, PolitenessConfig, ScopeConfig
 from gossamer.engine.workers import crawl_here
 from gossamer.errors import StoreError
-from gossamer.index import build_index
-from gossamer.rank import rank_crawl
-from gossamer.search.docranks import save_doc_ranks
-from gossamer.search.engine import SearchEngine
 from gossamer.search.output import format_text
 from gossamer.seeds import parse_seeds
 from gossamer.testweb import AuditReport, ThreadedTestWeb
@@ -89,6 +88,13 @@ def prepare_demo_folder(out: Path) -> None:
 def run_demo(out: Path, *, hosts: int, pages: int) -> int:
     """Serve a test web of ``hosts`` x ``pages``, crawl, index, rank and search it into ``out``;
     the exit status is 1 when the server-side audit found a fault, else 0."""
+    extras.require("gossamer demo", "search", "rank")
+    # The search side (tantivy, scipy, pyarrow), imported once the check above has passed.
+    from gossamer.index import build_index  # noqa: PLC0415
+    from gossamer.rank import rank_crawl  # noqa: PLC0415
+    from gossamer.search.docranks import save_doc_ranks  # noqa: PLC0415
+    from gossamer.search.engine import SearchEngine  # noqa: PLC0415
+
     web = checked_web(web_spec(hosts=hosts, pages=pages))
     prepare_demo_folder(out)
     with ThreadedTestWeb(web) as server:
@@ -111,7 +117,7 @@ def run_demo(out: Path, *, hosts: int, pages: int) -> int:
     print(f"search {query!r} (top 5 of page 1):")
     print(format_text(dataclasses.replace(found, hits=found.hits[:5]), color=False))
     print(f"output: {out}/ (warc/, index.cdxj, crawl.db, reports/, index/, rank/)")
-    print(f"browse it: .venv/bin/gossamer serve {out}")
+    print(f"browse it: .venv/bin/gossamer serve {out}, then open http://127.0.0.1:8000/")
     return 0 if report.ok() else 1
 
 

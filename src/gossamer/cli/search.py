@@ -25,20 +25,23 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gossamer import extras
 from gossamer.cli.flags import fraction, int_between, path, serve_port, weight
 from gossamer.errors import ConfigError
 from gossamer.rank.defaults import DAMPING, TOLERANCE
-from gossamer.search.engine import MAX_PAGE, SearchEngine
 from gossamer.search.output import format_json, format_text
 from gossamer.search.query import checked_query
 from gossamer.search.ranking import RANKINGS, RankingWeights
-from gossamer.search.ready import require_complete_index
 
 if TYPE_CHECKING:
     from gossamer.index import IndexReport
 
 # The indexer (pypdf, selectolax, the process pool) and the ranker (scipy) are imported by
-# their own commands only: a search starts without them.
+# their own commands only: a search starts without them. The search engine (tantivy) too, as
+# every command's parser is built for ``gossamer --help``, with or without the search extra.
+# search.engine.MAX_PAGE, written out for that reason (tests/unit/test_extras.py holds the
+# two equal).
+MAX_PAGE = 1000
 
 __all__ = ["add_parsers", "run_index", "run_rank", "run_search", "run_serve"]
 
@@ -168,6 +171,7 @@ def _index(crawl_dir: Path, workers: int) -> IndexReport:
 
 
 def run_index(args: argparse.Namespace) -> int:
+    extras.require("gossamer index", "search")
     from gossamer.search.docranks import save_doc_ranks  # noqa: PLC0415
 
     report = _index(args.dir, args.workers)
@@ -179,11 +183,16 @@ def run_index(args: argparse.Namespace) -> int:
 
 
 def run_rank(args: argparse.Namespace) -> int:
+    extras.require("gossamer rank", "rank")
     from gossamer.rank import rank_crawl  # noqa: PLC0415
-    from gossamer.search.docranks import save_doc_ranks  # noqa: PLC0415
 
     print(rank_crawl(args.dir, damping=args.damping, tolerance=args.tolerance).summary())
-    save_doc_ranks(args.dir)  # for the index, when the crawl has one
+    # For the index, when the crawl has one. Without the search extra there is no index to
+    # open here; the next 'gossamer index' gives it the ranks.
+    if extras.installed("search"):
+        from gossamer.search.docranks import save_doc_ranks  # noqa: PLC0415
+
+        save_doc_ranks(args.dir)
     return 0
 
 
@@ -211,6 +220,10 @@ def require_crawl(folder: Path) -> None:
 
 
 def run_search(args: argparse.Namespace) -> int:
+    extras.require("gossamer search", "search")
+    from gossamer.search.engine import SearchEngine  # noqa: PLC0415
+    from gossamer.search.ready import require_complete_index  # noqa: PLC0415
+
     query = _query(args.query)
     checked_query(query)  # an unclosed quote or nothing to look for: said, not searched
     require_crawl(args.dir)
@@ -224,6 +237,7 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    extras.require("gossamer serve", "search", *(() if args.frontier is None else ("redis",)))
     # Imported here: the web UI pulls in aiohttp's server side, which no other command needs.
     from gossamer.web import serve  # noqa: PLC0415
 

@@ -13,16 +13,23 @@ rc settings are matplotlib-wide. Text stays text in the SVG (``svg.fonttype: non
 are salted with a fixed string, so the same data gives the same bytes. Each chart places its
 axes itself (``add_axes``): matplotlib's automatic layouts draw everything twice, which made a
 report take seconds.
+
+matplotlib is the charts extra: without it each chart is a line of text in its place naming
+the extra to install, so a lean crawler still writes report.html (and the Crawl page still
+shows where its chart would be).
 """
 
 from __future__ import annotations
 
+import functools
+import html
 import io
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ParamSpec
 
+from gossamer import extras
 from gossamer.monitor.series import LATENCY_BOUNDS, Histogram, Timeline
 
 if TYPE_CHECKING:
@@ -33,6 +40,26 @@ __all__ = ["activity_chart", "domain_chart", "latency_chart", "outcome_chart", "
 
 _LOCK = threading.Lock()
 BLUE, RED, GREY = "#3c4ba0", "#c0392b", "#7f8c8d"
+_P = ParamSpec("_P")
+
+
+def _no_chart() -> str:
+    note = html.escape(str(extras.MissingExtraError("this chart", ("charts",))))
+    return (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="640" height="32" role="img">'
+        f'<text x="0" y="20" font-family="sans-serif" font-size="13" fill="{GREY}">'
+        f"{note}</text></svg>"
+    )
+
+
+def _drawn(chart: Callable[_P, str]) -> Callable[_P, str]:
+    """``chart``, or without matplotlib the line that says which extra draws it."""
+
+    @functools.wraps(chart)
+    def draw(*args: _P.args, **kwargs: _P.kwargs) -> str:
+        return chart(*args, **kwargs) if extras.installed("charts") else _no_chart()
+
+    return draw
 
 
 @contextmanager
@@ -92,6 +119,7 @@ def _per_second(times: Sequence[float], values: Sequence[int]) -> list[float]:
     return rates
 
 
+@_drawn
 def pages_chart(timeline: Timeline) -> str:
     """Pages stored over the crawl's time, and their rate."""
     with _figure(7.5, 3.2) as figure:
@@ -108,6 +136,7 @@ def pages_chart(timeline: Timeline) -> str:
         return _svg(figure)
 
 
+@_drawn
 def activity_chart(timeline: Timeline) -> str:
     """Pages and errors per second over the crawl's time (the dashboard's live chart)."""
     with _figure(7.5, 2.6) as figure:
@@ -132,6 +161,7 @@ def activity_chart(timeline: Timeline) -> str:
         return _svg(figure)
 
 
+@_drawn
 def outcome_chart(statuses: Mapping[str, int], errors: Mapping[str, int]) -> str:
     """Responses by HTTP status, and errors by kind (the 12 most frequent)."""
     with _figure(7.5, 3.2) as figure:
@@ -153,6 +183,7 @@ def _bars(axes: Axes, counts: Mapping[str, int], color: str, title: str) -> None
     axes.set_xlabel("count")
 
 
+@_drawn
 def domain_chart(pages_per_host: Sequence[int]) -> str:
     """Pages per host, hosts ranked by pages on log axes: the crawl's long tail."""
     with _figure(7.5, 3.0) as figure:
@@ -180,6 +211,7 @@ def _plain_ticks(axes: Axes) -> None:
         axis.set_minor_formatter(NullFormatter())
 
 
+@_drawn
 def latency_chart(histogram: Histogram) -> str:
     """How long responses took, in the histogram's buckets."""
     with _figure(7.5, 3.0) as figure:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from gossamer import extras
 from gossamer.rank.errors import RankError
 from gossamer.store.tempfiles import Replacement, replacing
 
@@ -166,12 +167,13 @@ def _write_all(
 
 def load_ranks(crawl_dir: Path) -> Ranks | None:
     """The ranks saved by ``gossamer rank``, or None when it has not run."""
-    import pyarrow as pa  # noqa: PLC0415
-    import pyarrow.parquet as pq  # noqa: PLC0415
-
     folder = crawl_dir / RANK_DIR
     if not (folder / URL_RANKS).is_file():
         return None
+    extras.require(f"reading the ranks in {folder}", "parquet")
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
     try:
         # ParquetFile reads a file without pyarrow's dataset layer (0.1 s of imports).
         urls = pq.ParquetFile(folder / URL_RANKS).read(columns=["url", "pagerank"])

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gossamer import extras
 from gossamer.config import CrawlConfig, PolitenessConfig, ScopeConfig
 from gossamer.seeds import parse_seeds
 from gossamer.testweb import ThreadedTestWeb, Web, WebSpec, build_web
@@ -103,6 +104,7 @@ class StudyResult:
 
 def run_study(plan: StudyPlan, progress: Callable[[str], None] = log.info) -> StudyResult:
     """Run every experiment of ``plan`` and write its CSVs and plots into ``plan.out``."""
+    extras.require("gossamer study", "charts")  # before the runs, not after minutes of them
     started = time.monotonic()
     plan.out.mkdir(parents=True, exist_ok=True)
     web = build_web(
