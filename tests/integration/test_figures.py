@@ -113,21 +113,22 @@ def test_a_crawl_left_with_an_unavailable_robots_txt_is_not_complete(crawled: Pa
     assert "is complete" not in result.stderr and "URLs queued" in result.stderr
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
 def test_running_a_finished_crawl_again_says_it_is_complete(
-    tmp_path: Path, calm_site: ThreadedTestWeb
+    tmp_path: Path, calm_site: ThreadedTestWeb, workers: str
 ) -> None:
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("\n".join(calm_site.seeds()) + "\n")
     again = tmp_path / "out"
     first = gossamer(
         "crawl", seeds, "--out", again, "--resolve", RESOLVE, "--delay", "0", "--no-progress",
-        "--workers", "1",
+        "--workers", workers,
     )  # fmt: skip
     assert first.returncode == 0, first.stderr
     assert stats(again)["skipped_robots"], "the calm web's robots.txt files refuse some URLs"
     before = sorted(path.name for path in (again / "warc").iterdir())
     figures = stats(again)
-    result = gossamer("crawl", "--resume", again, "--no-progress", "--workers", "1")
+    result = gossamer("crawl", "--resume", again, "--no-progress", "--workers", workers)
     assert result.returncode == 0, result.stderr
     assert f"the crawl in {again} is complete" in result.stderr
     assert "URLs queued" not in result.stderr

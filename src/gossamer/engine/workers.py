@@ -48,6 +48,7 @@ from gossamer.engine.interrupts import finishing
 from gossamer.engine.partition import owner
 from gossamer.engine.resume import (
     carry_runs,
+    complete_note,
     holds_crawl,
     level,
     rebuild_stats,
@@ -70,13 +71,21 @@ class WorkersOutcome:
     reason: str
 
 
-def _prepare(config: CrawlConfig, db: MetadataDB) -> None:
+def _prepare(config: CrawlConfig, db: MetadataDB) -> bool:
     """The single-process part of a resume, when the folder already holds a crawl: level it
-    with its WARC files; each worker then restores its own hosts (``resume.restore_part``)."""
+    with its WARC files; each worker then restores its own hosts (``resume.restore_part``).
+    False when the crawl is complete (nothing left but URLs robots.txt refuses): said, and
+    no worker is started, as a lone crawl queues nothing then."""
     if not holds_crawl(config.out, db):
-        return
+        return True
     replayed = level(config, db).outcome.replayed
+    pages = rebuild_stats(db, load_snapshot(db), config.concurrency).pages
+    note = complete_note(config, db, pages)
+    if note:
+        log.warning("%s", note)
+        return False
     log.warning("resuming crawl in %s with workers: %d records replayed", config.out, replayed)
+    return True
 
 
 def crawl_here(config: CrawlConfig, seeds: SeedList) -> str:
@@ -94,11 +103,15 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
     with CrawlLock(out):
         db = MetadataDB(out / "crawl.db")
         try:
-            _prepare(config, db)
+            work_left = _prepare(config, db)
             saved = load_snapshot(db)
             spent = time_used_up(config, db, saved, config.concurrency * count)
             if spent is not None:
                 return WorkersOutcome(spent, "time")
+            if not work_left:  # the reports again, the figures as they were
+                stats = rebuild_stats(db, saved, config.concurrency * count)
+                report_now(out, stats, db)
+                return WorkersOutcome(stats, "exhausted")
             budget = _budget(config, db, saved, count)
         finally:
             db.close()
