@@ -63,6 +63,21 @@ def test_require_names_every_missing_extra_at_once() -> None:
             "gossamer serve needs the redis extra",
         ),
         (
+            ["redis"],
+            ["worker", "--frontier", "redis://127.0.0.1:1", "--out", "{dir}/w"],
+            "gossamer worker needs the redis extra",
+        ),
+        (
+            ["redis"],
+            ["ctl", "--frontier", "redis://127.0.0.1:1", "status"],
+            "gossamer ctl needs the redis extra",
+        ),
+        (
+            ["redis"],
+            ["crawl", "{dir}/seeds.txt", "--out", "{dir}/c", "--frontier", "redis://127.0.0.1:1"],
+            "gossamer crawl --frontier needs the redis extra",
+        ),
+        (
             ["tantivy", "pyarrow"],
             ["demo", "--out", "{dir}/demo"],
             "gossamer demo needs the search and rank extras",

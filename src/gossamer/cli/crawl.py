@@ -20,6 +20,7 @@ from gossamer.cli.flags import int_between, path, pipeline_spec, positive_int, s
 from gossamer.config import CrawlConfig, PolitenessConfig, requested, settle
 from gossamer.engine.workers import crawl_here
 from gossamer.errors import ConfigError, escaped
+from gossamer.extras import require
 from gossamer.plan import CrawlPlan, begin_crawl, plan_crawl
 from gossamer.seeds import SeedList, read_seeds
 from gossamer.store.reports import ending_line
@@ -264,6 +265,7 @@ def _crawl(config: CrawlConfig, seeds: SeedList, args: argparse.Namespace) -> st
 
 def run_shared_crawl(args: argparse.Namespace, ended: Callable[[], None]) -> int:
     """``--frontier``: start (or go on with) a crawl shared in Redis, and work in it."""
+    require("gossamer crawl --frontier", "redis")
     from gossamer.distributed.run import start_crawl  # noqa: PLC0415 - redis only when used
 
     if args.engine != "async" or args.resume is not None or (args.workers or 1) > 1:
@@ -276,7 +278,7 @@ def run_shared_crawl(args: argparse.Namespace, ended: Callable[[], None]) -> int
     wanted = requested(args.config, _overrides(args), FLAGS)
     config = settle(CrawlConfig(seeds=args.seeds, out=args.out), wanted)
     seeds = read_seeds(config.seeds, max_url_length=config.scope.max_url_length)
-    result = start_crawl(shared_of(args), config, wanted, seeds)
+    result = start_crawl(shared_of(args, "gossamer crawl --frontier"), config, wanted, seeds)
     ended()
     print_result(result, config.out)
     return exit_status(result.reason)

@@ -20,6 +20,7 @@ from gossamer.cli.ending import ending_quietly, exit_status
 from gossamer.cli.flags import path, positive_int, seconds
 from gossamer.config import CrawlConfig, requested, settle
 from gossamer.errors import ConfigError, escaped
+from gossamer.extras import require
 from gossamer.store.reports import ending_line
 
 __all__ = ["add_frontier_flags", "add_parsers", "print_result", "shared_of"]
@@ -114,7 +115,9 @@ def _lease_ttl(args: argparse.Namespace) -> float:
     return float(args.lease_ttl)
 
 
-def shared_of(args: argparse.Namespace) -> Any:
+def shared_of(args: argparse.Namespace, command: str) -> Any:
+    """The shared crawl the flags name; ``command`` needs the redis extra (said first)."""
+    require(command, "redis")
     from gossamer.distributed.run import Shared  # noqa: PLC0415 - redis only when used
 
     return Shared(
@@ -133,6 +136,7 @@ def print_result(result: Any, out: Path) -> None:
 
 
 def run_worker(args: argparse.Namespace) -> int:
+    require("gossamer worker", "redis")
     from gossamer.distributed.run import join_crawl  # noqa: PLC0415
 
     overrides = {
@@ -145,13 +149,14 @@ def run_worker(args: argparse.Namespace) -> int:
     wanted = requested(None, overrides, _WORKER_FLAGS)
     local = settle(CrawlConfig(seeds=Path("-"), out=args.out), wanted)
     with ending_quietly() as ended:
-        result = join_crawl(shared_of(args), local, wanted)
+        result = join_crawl(shared_of(args, "gossamer worker"), local, wanted)
         ended()
         print_result(result, args.out)
         return exit_status(result.reason)
 
 
 def run_ctl(args: argparse.Namespace) -> int:
+    require("gossamer ctl", "redis")
     if (args.action == "add-seeds") != (args.seeds is not None):
         raise ConfigError("a seeds file goes with add-seeds, and only with it")
     _lease_ttl(args)

@@ -110,7 +110,7 @@ def listen_port(text: str) -> int:
 
 
 def serve_port(text: str) -> int:
-    """A port to listen on, named in advance (the web UI does not print where it listens)."""
+    """A port to listen on, named in advance (1-65535: the web UI's address is printed at start)."""
     value = _port_number(text)
     if not 1 <= value <= _HIGHEST_PORT:
         raise argparse.ArgumentTypeError(f"not a port number: {text!r}")

@@ -12,6 +12,7 @@ import pytest
 
 from gossamer.cli import build_parser
 
+
 def _commands() -> dict[str, argparse.ArgumentParser]:
     for action in build_parser()._actions:
         if isinstance(action, argparse._SubParsersAction):
