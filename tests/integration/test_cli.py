@@ -390,7 +390,7 @@ def test_a_json_search_error_is_json_on_stdout(tmp_path: Path) -> None:
     assert result.returncode == 2
     [line] = error_lines(result)
     assert json.loads(result.stdout) == {"error": line.removeprefix("gossamer: error: ")}
-    assert "no search index" in result.stdout
+    assert "holds no crawl" in result.stdout  # crawl first, then index: the line says both
 
 
 def test_a_query_that_is_not_utf8_is_one_error_line(indexed: Path) -> None:
