@@ -250,7 +250,7 @@ def run_serve(args: argparse.Namespace) -> int:
         from gossamer.web.redisfeed import RedisFeed  # noqa: PLC0415
 
         feed = RedisFeed(connect(args.frontier), args.name)
-    print(serving_lines(args.dir, args.bind, args.port), flush=True)
+    lines = serving_lines(args.dir, args.bind, args.port)
     return serve(
         args.dir,
         host=args.bind,
@@ -259,6 +259,7 @@ def run_serve(args: argparse.Namespace) -> int:
         english=args.english,
         control_token=args.control_token,
         feed=feed,
+        listening=lambda: print(lines, flush=True),  # once bound: the address works
     )
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from aiohttp import web
@@ -255,8 +255,10 @@ def serve(
     english: bool = False,
     control_token: str | None = None,
     feed: Feed | None = None,
+    listening: Callable[[], None] | None = None,
 ) -> int:
-    """Run the web UI until interrupted (``gossamer serve``)."""
+    """Run the web UI until interrupted (``gossamer serve``); ``listening`` is called once the
+    socket is bound (a port in use is then the only line said)."""
     app = make_app(
         crawl_dir,
         weights=weights,
@@ -270,7 +272,8 @@ def serve(
         if control_token is None:
             log.warning("steering the crawl from the page is off: no --control-token given")
     try:
-        web.run_app(app, host=host, port=port, print=None, handle_signals=True)
+        said = None if listening is None else (lambda *_: listening())
+        web.run_app(app, host=host, port=port, print=said, handle_signals=True)
     except OSError as exc:
         raise GossamerError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
     return 0
