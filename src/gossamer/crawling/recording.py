@@ -18,6 +18,7 @@ from collections.abc import Callable
 from gossamer.config import CrawlConfig
 from gossamer.crawling.admission import Admitter, Queue
 from gossamer.crawling.exchange import store_page, store_robots
+from gossamer.crawling.limits import page_room
 from gossamer.crawling.recorder import Recorder, note_robots
 from gossamer.errors import StoreError
 from gossamer.fetch import LOCAL_FAULTS, FetchResult
@@ -119,14 +120,10 @@ class Recording:
     def reserve_page(self) -> bool | None:
         """Room for one more page fetch under the target: True; None once it is reached;
         False while fetches in flight may still reach it (they can end in a 404)."""
-        if self.target is None:
-            return True
-        if self.stats.pages >= self.target:
-            return None
-        if self.stats.pages + self.in_flight_pages >= self.target:
-            return False
-        self.in_flight_pages += 1
-        return True
+        room = page_room(self.stats.pages, self.in_flight_pages, self.target)
+        if room:
+            self.in_flight_pages += 1
+        return room
 
     def release_page(self) -> None:
         self.in_flight_pages -= 1

@@ -31,6 +31,7 @@ from redis.exceptions import RedisError
 from gossamer.config import CrawlConfig
 from gossamer.crawling.exchange import fetched, fetched_robots
 from gossamer.crawling.fetching import build_fetcher
+from gossamer.crawling.limits import remaining
 from gossamer.crawling.recording import Recording
 from gossamer.distributed import robots_cache
 from gossamer.distributed.frontier import (
@@ -197,8 +198,9 @@ class DistributedWorker:
                 await asyncio.sleep(IDLE_LAST)
 
     def _over_time(self) -> bool:
-        limit = self.config.time_limit
-        return limit is not None and time.monotonic() - self.started >= limit
+        """This worker's run has used its own time limit (``crawling/limits.remaining``)."""
+        left = remaining(self.config.time_limit, time.monotonic() - self.started)
+        return left == 0
 
     async def _loop(self, fetcher: Fetcher) -> None:
         pause = IDLE_FIRST

@@ -29,6 +29,7 @@ from gossamer.config import CrawlConfig
 from gossamer.crawling.exchange import INTERNAL_ERROR, fetched, fetched_robots
 from gossamer.crawling.fetching import build_fetcher
 from gossamer.crawling.folder import CrawlLock
+from gossamer.crawling.limits import page_room
 from gossamer.crawling.progress import Progress
 from gossamer.crawling.verdict import judge
 from gossamer.engine.backlog import DatabaseBacklog, build_frontier, seed_fallbacks
@@ -277,10 +278,10 @@ class Crawler:
         # A worker's share of the target is granted by its coordinator, which stops the crawl.
         target = self._config.max_pages if self._part is None else None
         while not self._stop_reason:
-            if target is not None and self.stats.pages >= target:
+            room = page_room(self.stats.pages, self._dispatched_pages, target)
+            if room is None:
                 self.stop("target")
                 break
-            room = target is None or self.stats.pages + self._dispatched_pages < target
             if self._part is not None:
                 room = self._part.want(self.stats.pages, self._dispatched_pages)
             job = frontier.pop_ready() if room and not self._gate.paused else None

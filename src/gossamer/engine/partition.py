@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from multiprocessing.queues import Queue
 from typing import Any
 
+from gossamer.crawling.limits import page_room
 from gossamer.urls import host_of
 
 Discovery = tuple[str, int, str | None]  # url, depth, referrer
@@ -83,13 +84,13 @@ class Part:
         if limit is None:
             return True
         headroom = limit - stored - dispatched
-        full = stored >= limit and dispatched == 0
+        full = page_room(stored, dispatched, limit) is None and dispatched == 0
         if (headroom <= self._last_grant // 2 and not self._asked) or (
             full and not self._said_full
         ):
             self.up.put(("ask", self.index, self.grants, full))
             self._asked, self._said_full = True, full
-        return headroom > 0
+        return bool(page_room(stored, dispatched, limit))
 
     def granted(self, pages: int) -> None:
         """The coordinator granted ``pages`` more."""

@@ -13,12 +13,13 @@ from typing import Any
 
 from gossamer.config import CrawlConfig
 from gossamer.crawling.folder import save_snapshot
+from gossamer.crawling.limits import remaining
 from gossamer.crawling.reports import report_now
 from gossamer.engine.resume import rebuild_stats
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 
-__all__ = ["remaining", "time_left", "time_used_up", "warn_no_time_left"]
+__all__ = ["time_left", "time_used_up", "warn_no_time_left"]
 
 log = logging.getLogger(__name__)
 
@@ -27,13 +28,6 @@ def time_left(limit: float | None, stats: CrawlStats) -> float | None:
     """Seconds left of the limit (0 when spent), None without one; ``stats`` carries the
     duration of the earlier runs (``elapsed_before``)."""
     return remaining(limit, stats.elapsed_before)
-
-
-def remaining(limit: float | None, earlier: float) -> float | None:
-    """Seconds left of ``limit`` after ``earlier`` seconds of earlier runs; None without one.
-    The one rule of the limit: a lone crawl's timer and the ``--workers`` coordinator's
-    deadline (which stops every worker) both come from it."""
-    return None if limit is None else max(0.0, limit - earlier)
 
 
 def warn_no_time_left(limit: float, earlier: float) -> None:

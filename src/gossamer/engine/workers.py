@@ -38,6 +38,7 @@ from typing import Any
 
 from gossamer.config import CrawlConfig, config_to_json
 from gossamer.crawling.folder import CrawlLock, load_snapshot, save_snapshot
+from gossamer.crawling.limits import remaining
 from gossamer.crawling.reports import report_now, report_period
 from gossamer.crawling.verdict import judge
 from gossamer.engine.budget import PageBudget
@@ -53,7 +54,7 @@ from gossamer.engine.resume import (
     level,
     rebuild_stats,
 )
-from gossamer.engine.timelimit import remaining, time_used_up
+from gossamer.engine.timelimit import time_used_up
 from gossamer.engine.worker import FAILED, worker_main
 from gossamer.errors import GossamerError, StoreError
 from gossamer.monitor.series import Histogram

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from gossamer.config import CrawlConfig
 from gossamer.crawling.folder import CrawlLock
+from gossamer.crawling.limits import remaining
 from gossamer.crawling.recording import Recording
 from gossamer.crawling.reports import report_now
 from gossamer.crawling.verdict import judge
@@ -213,7 +214,7 @@ def _run_threads(threads: list[CrawlerThread], shared: Shared, time_limit: float
         shared.ready.acquire()  # every thread releases once, ready or failed
     reason = "exhausted"
     try:
-        if not shared.stop.wait(time_limit):
+        if not shared.stop.wait(remaining(time_limit, 0.0)):  # the run's own limit
             reason = "time"
     except KeyboardInterrupt:
         reason = "signal"

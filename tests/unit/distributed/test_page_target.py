@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("redis", reason="the redis client is not installed (pip install 'redis>=5')")
 
+from gossamer.crawling.limits import page_room
 from gossamer.distributed import Done, Halted, Idle, Lease, Leased, Lost, RedisFrontier
 from gossamer.frontier.hosts import Job
 from tests.unit.distributed.redis_rig import FakeClock, RedisServer, closed, crawl_config, created
@@ -50,3 +54,35 @@ def test_leases_reserve_the_page_target_and_give_back_what_they_did_not_store(
         await closed([a, b])
 
     asyncio.run(main())
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    stored=st.integers(0, 12),
+    reserved=st.integers(0, 12),
+    target=st.integers(0, 15),  # 0: no page target
+)
+def test_lease_is_the_lua_mirror_of_page_room(
+    redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory,
+    stored: int, reserved: int, target: int,
+) -> None:  # fmt: skip
+    """LEASE hands out work, answers idle or stops for the target exactly as
+    ``crawling/limits.page_room`` says, for the pages stored and reserved."""
+    tmp = tmp_path_factory.mktemp("room")
+
+    async def main() -> None:
+        config = dataclasses.replace(crawl_config(tmp, delay=0.0), max_pages=target or None)
+        (front,) = await created(redis_server, f"room-{next(_rooms)}", config, clock=FakeClock())
+        await front.add([Job(url="http://r.test/", host="r.test")])
+        await front.redis.set(front.prefix + "pages", stored)
+        await front.redis.set(front.prefix + "reserved", reserved)
+        answer = await front.lease()
+        await closed([front])
+        room = page_room(stored, reserved, target or None)
+        expected = {True: Leased, False: Idle, None: Halted}[room]
+        assert isinstance(answer, expected), (answer, room)
+
+    asyncio.run(main())
+
+
+_rooms = itertools.count()
