@@ -70,32 +70,26 @@ async def fetched(url: str, fetch: Awaitable[FetchResult]) -> FetchResult:
     try:
         return await fetch
     except Exception as exc:  # the URL's outcome, never the crawl's end
-        log.error("internal error fetching %s", url, exc_info=True)
-        return FetchResult(
-            url=url,
-            status=0,
-            started_at=started,
-            error=INTERNAL_ERROR,
-            error_detail=f"{type(exc).__name__}: {exc}"[:200],
-        )
+        return _faulted(url, started, exc)
 
 
 async def fetched_robots(url: str, fetch: Awaitable[list[FetchResult]]) -> list[FetchResult]:
-    """A robots.txt fetch's hops; a fault of ours inside it becomes one failed hop."""
+    """A robots.txt fetch's hops; a fault of ours inside it becomes one failed hop (the
+    origin's robots.txt is then unavailable)."""
     started = time.time()
     try:
         return await fetch
-    except Exception as exc:  # the origin's robots.txt is unavailable
-        log.error("internal error fetching %s", url, exc_info=True)
-        return [
-            FetchResult(
-                url=url,
-                status=0,
-                started_at=started,
-                error=INTERNAL_ERROR,
-                error_detail=f"{type(exc).__name__}: {exc}"[:200],
-            )
-        ]
+    except Exception as exc:
+        return [_faulted(url, started, exc)]
+
+
+def _faulted(url: str, started: float, exc: Exception) -> FetchResult:
+    """The result a fetch that raised stands for (call in an ``except``: logs the traceback)."""
+    log.error("internal error fetching %s", url, exc_info=True)
+    detail = f"{type(exc).__name__}: {exc}"[:200]
+    return FetchResult(
+        url=url, status=0, started_at=started, error=INTERNAL_ERROR, error_detail=detail
+    )
 
 
 def internal_error(

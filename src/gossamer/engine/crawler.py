@@ -40,7 +40,7 @@ from gossamer.engine.partition import Part
 from gossamer.engine.pipeline import Pipeline
 from gossamer.engine.reporter import Reporter
 from gossamer.engine.resume import holds_crawl, restore_part, resume_crawl
-from gossamer.engine.steering import STOP_REASON, FetchGate, Steering
+from gossamer.engine.steering import STOP_REASON, FetchGate, Steering, set_within
 from gossamer.engine.timelimit import time_left, warn_no_time_left
 from gossamer.errors import StoreError
 from gossamer.fetch.fetcher import Fetcher
@@ -394,7 +394,7 @@ class Crawler:
     async def _commit_loop(self, db: MetadataDB) -> None:
         """A worker's rows reach crawl.db at least once a report interval (a batch is
         otherwise written when full), so the coordinator's interim reports are that fresh."""
-        while not await _set_within(self._ending, self._config.report_interval):
+        while not await set_within(self._ending, self._config.report_interval):
             db.cut()
 
     async def _report_loop(self, reporter: Reporter) -> None:
@@ -403,13 +403,6 @@ class Crawler:
             await reporter.every(self._config.report_interval, self._ending)
         except StoreError as exc:
             self._fail(exc)
-
-
-async def _set_within(event: asyncio.Event, seconds: float) -> bool:
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(seconds):
-            await event.wait()
-    return event.is_set()
 
 
 def _call_soon(

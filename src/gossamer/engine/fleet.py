@@ -33,7 +33,7 @@ from typing import Any
 
 from gossamer.crawling.progress import Painter, status_line
 from gossamer.engine.control import ControlServer
-from gossamer.engine.steering import MAX_SEEDS_TEXT, STOP_REASON, TICK
+from gossamer.engine.steering import MAX_SEEDS_TEXT, STOP_REASON, TICK, set_within
 from gossamer.monitor.channel import ChannelError, connect, decode, encode, socket_path
 from gossamer.monitor.series import Timeline
 from gossamer.monitor.status import (
@@ -213,7 +213,7 @@ class Fleet:
 
     async def _tick(self, closing: asyncio.Event, control: ControlServer) -> None:
         """Sample and publish every second; at the end, close the links to the workers."""
-        while not await _set_within(closing, TICK):
+        while not await set_within(closing, TICK):
             self._sample()
             control.publish()
             if self._painter is not None and self._statuses:
@@ -236,7 +236,7 @@ class Fleet:
             try:
                 reader, writer = await connect(path)
             except ChannelError:
-                await _set_within(closing, TICK)  # not listening yet: try again next tick
+                await set_within(closing, TICK)  # not listening yet: try again next tick
                 continue
             if await self._follow(k, reader, writer, closing):
                 return
@@ -269,11 +269,3 @@ class Fleet:
             self._writers.pop(k, None)
             writer.close()
         return ended
-
-
-async def _set_within(event: asyncio.Event, seconds: float) -> bool:
-    """Whether ``event`` is set within ``seconds``."""
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(seconds):
-            await event.wait()
-    return event.is_set()

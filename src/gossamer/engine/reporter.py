@@ -22,7 +22,6 @@ matplotlib is imported there and then, never at the crawl's start.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Collection
@@ -31,6 +30,7 @@ from pathlib import Path
 
 from gossamer.crawling.folder import save_snapshot
 from gossamer.crawling.reports import report_period
+from gossamer.engine.steering import set_within
 from gossamer.monitor.report import write_report
 from gossamer.stats import CrawlStats
 from gossamer.store import CrawlRecords, MetadataDB, write_reports
@@ -68,7 +68,7 @@ class Reporter:
         a tenth of that, see :func:`report_period`) until ``ending`` is set; a fault ends it
         with ``StoreError``."""
         wait = interval
-        while not await _set_within(ending, seconds=wait):
+        while not await set_within(ending, wait):
             started = time.monotonic()
             await self.write()
             wait = report_period(interval, time.monotonic() - started)
@@ -104,11 +104,3 @@ class Reporter:
         self._db.wait(ticket)
         with CrawlRecords(self._db.path) as records, records.consistent():
             return write_reports(self._out, stats, records, visiting=visiting)
-
-
-async def _set_within(event: asyncio.Event, *, seconds: float) -> bool:
-    """Whether ``event`` is set within ``seconds`` (a timer that a stop cuts short)."""
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(seconds):
-            await event.wait()
-    return event.is_set()

@@ -29,7 +29,7 @@ from gossamer.seeds import parse_seeds
 from gossamer.stats import CrawlStats
 from gossamer.urls import host_of
 
-__all__ = ["TICK", "FetchGate", "Steering"]
+__all__ = ["TICK", "FetchGate", "Steering", "set_within"]
 
 TICK = 1.0  # seconds between two samples of the timeline (and two pushed statuses)
 MAX_SEEDS_TEXT = 100_000  # characters of seeds one add-seeds command may carry
@@ -189,3 +189,12 @@ class Steering:
                     await ending.wait()
             self._stats.sample()
             control.publish()
+
+
+async def set_within(event: asyncio.Event, seconds: float) -> bool:
+    """Whether ``event`` is set within ``seconds``: the timer of every periodic task of a
+    crawl (tick, reports, commits, the fleet's links), which a stop cuts short."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await event.wait()
+    return event.is_set()
