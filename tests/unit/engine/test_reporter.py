@@ -68,7 +68,7 @@ def test_every_waits_the_grown_period_after_a_slow_rewrite(
         def monotonic() -> float:
             return clock[0]
 
-    async def fake_set_within(event: asyncio.Event, *, seconds: float) -> bool:
+    async def fake_set_within(event: asyncio.Event, seconds: float) -> bool:
         waits.append(seconds)
         if len(waits) == 4:
             event.set()
@@ -78,7 +78,7 @@ def test_every_waits_the_grown_period_after_a_slow_rewrite(
         clock[0] += next(durations)
 
     monkeypatch.setattr(reporter_module, "time", Clock)
-    monkeypatch.setattr(reporter_module, "_set_within", fake_set_within)
+    monkeypatch.setattr(reporter_module, "set_within", fake_set_within)
     monkeypatch.setattr(Reporter, "write", slow_write)
 
     async def run_every(db: MetadataDB) -> None:
