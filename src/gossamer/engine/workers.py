@@ -72,21 +72,13 @@ class WorkersOutcome:
     reason: str
 
 
-def _prepare(config: CrawlConfig, db: MetadataDB) -> bool:
+def _prepare(config: CrawlConfig, db: MetadataDB) -> int | None:
     """The single-process part of a resume, when the folder already holds a crawl: level it
-    with its WARC files; each worker then restores its own hosts (``resume.restore_part``).
-    False when the crawl is complete (nothing left but URLs robots.txt refuses): said, and
-    no worker is started, as a lone crawl queues nothing then."""
+    with its WARC files (the records replayed; None for a new crawl); each worker then
+    restores its own hosts (``resume.restore_part``)."""
     if not holds_crawl(config.out, db):
-        return True
-    replayed = level(config, db).outcome.replayed
-    pages = rebuild_stats(db, load_snapshot(db), config.concurrency).pages
-    note = complete_note(config, db, pages)
-    if note:
-        log.warning("%s", note)
-        return False
-    log.warning("resuming crawl in %s with workers: %d records replayed", config.out, replayed)
-    return True
+        return None
+    return level(config, db).outcome.replayed
 
 
 def crawl_here(config: CrawlConfig, seeds: SeedList) -> str:
@@ -104,16 +96,21 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
     with CrawlLock(out):
         db = MetadataDB(out / "crawl.db")
         try:
-            work_left = _prepare(config, db)
+            replayed = _prepare(config, db)
             saved = load_snapshot(db)
             spent = time_used_up(config, db, saved, config.concurrency * count)
             if spent is not None:
                 return WorkersOutcome(spent, "time")
-            if not work_left:  # the reports again, the figures as they were
-                stats = rebuild_stats(db, saved, config.concurrency * count)
-                report_now(out, stats, db)
-                return WorkersOutcome(stats, "exhausted")
-            budget = _budget(config, db, saved, count)
+            so_far = None
+            if replayed is not None:
+                so_far = rebuild_stats(db, saved, config.concurrency * count)
+                note = complete_note(config, db, so_far.pages)
+                if note:  # complete: as a lone crawl, it queues nothing
+                    log.warning("%s", note)
+                    report_now(out, so_far, db)  # the reports again, the figures as they were
+                    return WorkersOutcome(so_far, "exhausted")
+                log.warning("resuming crawl in %s with workers: %d records replayed", out, replayed)
+            budget = _budget(config, 0 if so_far is None else so_far.pages, count)
         finally:
             db.close()
 
@@ -149,15 +146,11 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
     return WorkersOutcome(stats, reason)
 
 
-def _budget(
-    config: CrawlConfig, db: MetadataDB, saved: dict[str, Any] | None, count: int
-) -> PageBudget | None:
-    """The page target still to reach, to be granted to the workers; None without one."""
+def _budget(config: CrawlConfig, stored: int, count: int) -> PageBudget | None:
+    """The page target still to reach after the ``stored`` pages of earlier runs, to be
+    granted to the workers; None without one."""
     if config.max_pages is None:
         return None
-    stored = (
-        rebuild_stats(db, saved, config.concurrency).pages if holds_crawl(config.out, db) else 0
-    )
     return PageBudget(max(0, config.max_pages - stored), count)
 
 
