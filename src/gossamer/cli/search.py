@@ -80,6 +80,12 @@ def add_parsers(sub: Any) -> None:
         default=os.cpu_count() or 1,
         help="processes reading and extracting pages (default: one per core)",
     )
+    p.add_argument(
+        "--embeddings",
+        action="store_true",
+        help="also keep a vector of each page's meaning, for --ranking hybrid (the semantic"
+        " extra); once a folder has them, every later index run keeps them up to date",
+    )
     p = sub.add_parser("rank", help="compute PageRank per URL and per host")
     p.set_defaults(run=run_rank)
     p.add_argument("dir", type=path, metavar="DIR", help="crawl folder")
@@ -152,7 +158,7 @@ def _progress(done: int, total: int) -> None:
         print(f"\rindexed {done}/{total}", end="", file=sys.stderr, flush=True)
 
 
-def _index(crawl_dir: Path, workers: int) -> IndexReport:
+def _index(crawl_dir: Path, workers: int, embeddings: bool) -> IndexReport:
     # What was committed before a failure is kept (see ``build_index``); the next run goes on.
     from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415
 
@@ -160,7 +166,7 @@ def _index(crawl_dir: Path, workers: int) -> IndexReport:
 
     again = f"the batches already committed are kept; run 'gossamer index {crawl_dir}' again"
     try:
-        return build_index(crawl_dir, workers=workers, progress=_progress)
+        return build_index(crawl_dir, workers=workers, progress=_progress, embeddings=embeddings)
     except MemoryError as exc:
         raise IndexingError(f"out of memory while indexing {crawl_dir}: {again}") from exc
     except BrokenProcessPool as exc:
@@ -172,9 +178,13 @@ def _index(crawl_dir: Path, workers: int) -> IndexReport:
 
 def run_index(args: argparse.Namespace) -> int:
     extras.require("gossamer index", "search")
+    if args.embeddings:
+        from gossamer.index.embed import require_semantic  # noqa: PLC0415
+
+        require_semantic("gossamer index --embeddings")
     from gossamer.search.docranks import save_doc_ranks  # noqa: PLC0415
 
-    report = _index(args.dir, args.workers)
+    report = _index(args.dir, args.workers, args.embeddings)
     save_doc_ranks(args.dir)  # with the ranks, when the crawl has them
     if sys.stderr.isatty():
         print(file=sys.stderr)
@@ -229,7 +239,9 @@ def run_search(args: argparse.Namespace) -> int:
     require_crawl(args.dir)
     require_complete_index(args.dir)
     language = "en" if args.english else None
-    with SearchEngine(args.dir, _weights(args)) as engine:
+    weights = _weights(args)
+    _require_vectors(args.dir, weights, "gossamer search --ranking hybrid")
+    with SearchEngine(args.dir, weights) as engine:
         result = engine.search(query, page=args.page, language=language)
     output = format_json(result) if args.json else format_text(result, color=_color())
     print(output)
@@ -251,16 +263,35 @@ def run_serve(args: argparse.Namespace) -> int:
 
         feed = RedisFeed(connect(args.frontier), args.name)
     lines = serving_lines(args.dir, args.bind, args.port)
+    weights = _weights(args)
+    _require_vectors(args.dir, weights, "gossamer serve --ranking hybrid")
     return serve(
         args.dir,
         host=args.bind,
         port=args.port,
-        weights=_weights(args),
+        weights=weights,
         english=args.english,
         control_token=args.control_token,
         feed=feed,
         listening=lambda: print(lines, flush=True),  # once bound: the address works
     )
+
+
+def _require_vectors(folder: Path, weights: RankingWeights, what: str) -> None:
+    """A hybrid ranking needs the semantic extra and the folder's page vectors: said in
+    one line before anything starts."""
+    if not weights.hybrid:
+        return
+    from gossamer.index.embed import require_semantic  # noqa: PLC0415
+    from gossamer.index.schema import INDEX_DIR  # noqa: PLC0415
+    from gossamer.index.vectors import has_vectors  # noqa: PLC0415
+
+    require_semantic(what)
+    if (folder / INDEX_DIR).is_dir() and not has_vectors(folder / INDEX_DIR):
+        raise ConfigError(
+            f"{folder} has no page vectors for --ranking hybrid: run"
+            f" 'gossamer index --embeddings {folder}'"
+        )
 
 
 def serving_lines(folder: Path, bind: str, port: int) -> str:

@@ -15,7 +15,9 @@ a slow writer holds back the readers instead of piling results up in memory.
 Each batch is committed to tantivy first and then to the document store. A run killed in
 between leaves documents that tantivy has and the store does not; an ``in_flight`` mark,
 set before a batch starts and cleared in the store's commit of it, makes the next run
-delete each document's URL from tantivy before adding it again. An index written by an
+delete each document's URL from tantivy before adding it again. With ``embeddings`` (or
+once a folder has page vectors), the pages new to tantivy are then embedded beside it
+(``vectors``). An index written by an
 older Gossamer, without a field this one writes, or a damaged one (``schema.unusable``) is
 deleted and built again from the crawl.
 """
@@ -37,6 +39,7 @@ from gossamer.index.access import IndexLock
 from gossamer.index.anchors import ANCHORS_FILE, AnchorStore
 from gossamer.index.archive import WarcReader
 from gossamer.index.document import PageFacts, page_document
+from gossamer.index.embed import semantic_installed
 from gossamer.index.errors import IndexingError
 from gossamer.index.extract import PageText, extract, kind_of
 from gossamer.index.language import detect_language
@@ -51,6 +54,7 @@ from gossamer.index.schema import (
     drop_unusable,
     open_index,
 )
+from gossamer.index.vectors import VectorReport, has_vectors, update_vectors
 from gossamer.store.docstore import DocStore, PendingPage
 from gossamer.store.records import MAX_DECODED
 from gossamer.urls import host_or_empty
@@ -96,6 +100,7 @@ class IndexReport:
     workers: int
     languages: dict[str, int] = field(default_factory=dict)
     relinked: int = 0  # documents written again with the words of links found later
+    vectors: VectorReport | None = None  # None: the folder keeps no page vectors
 
     @property
     def pages_per_second(self) -> float:
@@ -116,6 +121,7 @@ class IndexReport:
                 f"documents in index:  {self.documents}",
                 f"time:                {self.seconds:.2f} s"
                 f" ({self.pages_per_second:.0f} pages/s, {self.workers} worker(s))",
+                *([self.vectors.summary()] if self.vectors is not None else []),
             ]
         )
 
@@ -281,10 +287,13 @@ def build_index(
     batch_size: int = 5000,
     progress: Callable[[int, int], None] | None = None,
     max_decoded: int = MAX_DECODED,
+    embeddings: bool = False,
 ) -> IndexReport:
     """Index the pages of ``crawl_dir`` that are not indexed yet; see the module docstring.
 
     ``max_decoded`` caps a decoded body, as the crawl's ``fetch.max_decoded`` did.
+    ``embeddings`` starts page vectors (the ``semantic`` extra); a folder that has them
+    keeps them up to date without it.
     """
     started = time.perf_counter()
     crawl_db = crawl_dir / "crawl.db"
@@ -293,7 +302,10 @@ def build_index(
     tally = _Tally()
     index_dir = crawl_dir / INDEX_DIR
     # One run at a time: the lock is taken before anything under DIR/index is touched.
+    vectors: VectorReport | None = None
     with IndexLock(crawl_dir, index_dir):
+        # Asked before a damaged index (and its vectors) is dropped: rebuilt, it keeps them.
+        keep_vectors = embeddings or has_vectors(index_dir)
         dropped = drop_unusable(crawl_dir)
         if dropped:
             log.warning("the index of %s was %s; building it again", crawl_dir, dropped)
@@ -301,7 +313,7 @@ def build_index(
             DocStore(index_dir / DOCSTORE_FILE) as store,
             AnchorStore(index_dir / ANCHORS_FILE) as anchors,
         ):
-            pending = _run(
+            pending, handle = _run(
                 crawl_dir,
                 store,
                 anchors,
@@ -312,7 +324,15 @@ def build_index(
                 batch_size=batch_size,
             )
             documents = store.count()
+            if keep_vectors and semantic_installed():
+                vectors = update_vectors(crawl_dir, handle)
+            elif keep_vectors:
+                log.warning(
+                    "the page vectors of %s are not updated: pip install 'gossamer[semantic]'",
+                    crawl_dir,
+                )
     return IndexReport(
+        vectors=vectors,
         pending=len(pending),
         relinked=tally.relinked,
         indexed=tally.indexed,
@@ -336,7 +356,7 @@ def _run(
     max_decoded: int,
     workers: int,
     batch_size: int,
-) -> list[PendingPage]:
+) -> tuple[list[PendingPage], IndexHandle]:
     """Index the pending pages of an open store in batches; the pages it read."""
     handle: IndexHandle = open_index(crawl_dir, create=True)
     if store.upgraded:
@@ -370,7 +390,7 @@ def _run(
         raise
     tally.relinked = relink(handle, sinks.writer, anchors)
     sinks.writer.wait_merging_threads()
-    return pending
+    return pending, handle
 
 
 def _writer(crawl_dir: Path, handle: IndexHandle) -> tantivy.IndexWriter:

@@ -51,6 +51,9 @@ class CompiledQuery:
     empty: bool = False  # nothing to search for: only stopwords, or no words at all
     own_strict: tantivy.Query | None = None  # strict's words in the page's own text
     own_loose: tantivy.Query | None = None
+    # The query's filters alone (exclusions, site:, language): what a page found by its
+    # meaning rather than its words must still pass.
+    filters: tuple[tuple[tantivy.Occur, tantivy.Query], ...] = ()
 
 
 class _Compiler:
@@ -167,7 +170,9 @@ def compile_query(
         base = [(Must, tantivy.Query.all_query())] if parsed.sites else []
         if not base:
             return CompiledQuery(tantivy.Query.empty_query(), None, (), 0, empty=True)
-        return CompiledQuery(tantivy.Query.boolean_query(base + filters), None, (), 0)
+        return CompiledQuery(
+            tantivy.Query.boolean_query(base + filters), None, (), 0, filters=tuple(filters)
+        )
     near = compiler.proximity(parsed.include)
     bonus = [(Should, near)] if near is not None else []
     strict = tantivy.Query.boolean_query([(Must, q) for q in required] + bonus + filters)
@@ -179,5 +184,11 @@ def compile_query(
         loose = tantivy.Query.boolean_query([(Must, anything), *bonus, *filters])
         own_loose = tantivy.Query.boolean_query([(Should, q) for q in own])
     return CompiledQuery(
-        strict, loose, tuple(titles), len(required), own_strict=own_strict, own_loose=own_loose
+        strict,
+        loose,
+        tuple(titles),
+        len(required),
+        own_strict=own_strict,
+        own_loose=own_loose,
+        filters=tuple(filters),
     )

@@ -9,12 +9,18 @@ Ranks join documents by URL once, at open time: ``num`` (a document's row in the
 a fast field in tantivy) indexes arrays of scaled PageRank, so scoring a candidate
 reads two fast fields and no stored document. Candidates stay columns of numbers (no object
 per hit; ``ranking.order_columns``) and only the 30 shown are loaded in full.
+
+The ``hybrid`` ranking then fuses the blend's first pages with the pages whose vectors are
+nearest the query's (``index.vectors``, ``hybrid``); a page found only by its meaning still
+passes the query's exclusions, ``site:`` and language. The model and the vectors are
+loaded on the first hybrid query, so the other rankings import neither numpy nor the model.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -25,8 +31,9 @@ from gossamer.search.compile import CompiledQuery, compile_query
 from gossamer.search.docranks import doc_ranks
 from gossamer.search.errors import SearchError
 from gossamer.search.query import ParsedQuery, parse_query
-from gossamer.search.ranking import Columns, Ordered, Ranking, RankingWeights, order_columns
+from gossamer.search.ranking import Columns, Ordered, RankingWeights, order_columns
 from gossamer.search.results import Copy, HitScores, SearchHit, SearchPage, Snippet
+from gossamer.search.semantic import Semantic, SemanticInput
 from gossamer.store.docstore import DocStore
 
 if TYPE_CHECKING:
@@ -62,11 +69,12 @@ def _clamped(values: list[int | float | bool | None], last: int | None) -> list[
 class _Ranked:
     parsed: ParsedQuery
     hits: list[tuple[float, tantivy.DocAddress]]
-    ordered: Ranking
+    ordered: Sequence[Ordered]
     base: tantivy.Query | None
-    matched: str  # all, any or none of the query's words
+    matched: str  # all, any or none of the query's words; "meaning": none, but hybrid found
     count: int
     own: tantivy.Query | None = None  # ``base`` in the pages' own text (no link words)
+    similarity: dict[int, float] = field(default_factory=dict)  # by hit key (hybrid)
 
 
 class SearchEngine:
@@ -86,6 +94,7 @@ class SearchEngine:
         self._doc_ranks = doc_ranks(crawl_dir, self.store)
         self._pagerank, self._host_rank = self._doc_ranks.pagerank, self._doc_ranks.host_rank
         self._ranks: Ranks | None = None
+        self._semantic: Semantic | None = None  # the hybrid ranking's, on its first query
 
     @property
     def ranks(self) -> Ranks | None:
@@ -140,7 +149,10 @@ class SearchEngine:
         addresses = [hits[item.candidate.key][1] for item in shown]
         linked = self._via_links(found.own, addresses)
         page_hits = tuple(
-            replace(self._hit(start + i + 1, address, item, snippets), via_links=i in linked)
+            self._with_similarity(
+                replace(self._hit(start + i + 1, address, item, snippets), via_links=i in linked),
+                found.similarity.get(item.candidate.key),
+            )
             for i, (address, item) in enumerate(zip(addresses, shown, strict=True))
         )
         return SearchPage(
@@ -188,7 +200,36 @@ class SearchEngine:
         base = compiled.strict if matched == "all" else compiled.loose
         own = compiled.own_strict if matched == "all" else compiled.own_loose
         ordered = self._order(hits, compiled, base)
+        if self.weights.hybrid:
+            return self._fused(_Ranked(parsed, hits, ordered, base, matched, count, own), compiled)
         return _Ranked(parsed, hits, ordered, base, matched, count, own)
+
+    @staticmethod
+    def _with_similarity(hit: SearchHit, similarity: float | None) -> SearchHit:
+        if similarity is None:
+            return hit
+        return replace(hit, scores=replace(hit.scores, similarity=similarity))
+
+    def _fused(self, found: _Ranked, compiled: CompiledQuery) -> _Ranked:
+        """``found`` with its first pages fused with the pages nearest in meaning."""
+        if self._semantic is None:
+            self._semantic = Semantic.open(self.crawl_dir)
+        fused = self._semantic.fuse(
+            self._searcher,
+            self._schema,
+            SemanticInput(found.parsed, compiled, found.hits, found.ordered, self.weights),
+            (self._pagerank, self._host_rank),
+        )
+        if fused is None:
+            return found
+        matched = "meaning" if found.matched == "none" and fused.ordered else found.matched
+        return replace(
+            found,
+            hits=fused.hits,
+            ordered=fused.ordered,
+            matched=matched,
+            similarity=fused.similarity,
+        )
 
     def _via_links(
         self, own: tantivy.Query | None, addresses: list[tantivy.DocAddress]
@@ -255,7 +296,7 @@ class SearchEngine:
         hits: list[tuple[float, tantivy.DocAddress]],
         compiled: CompiledQuery,
         base: tantivy.Query | None,
-    ) -> Ranking:
+    ) -> Sequence[Ordered]:
         """The hits in result order: columns of numbers, no object per candidate (a query
         on common words has 1,000 of them and shows 30)."""
         if not hits:

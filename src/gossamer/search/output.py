@@ -73,6 +73,8 @@ def format_text(result: SearchPage, *, color: bool = False) -> str:
         return "\n".join(lines)
     if result.matched == "any":
         lines.append("No page has every term; showing pages with some of them.")
+    if result.matched == "meaning":
+        lines.append("No page has these words; showing pages close in meaning.")
     lines.append(
         f"{result.matches} matches, {result.results} results after folding duplicates"
         f" ({result.seconds * 1000:.1f} ms) - page {result.page} of {result.pages}"

@@ -35,6 +35,7 @@ from typing import overload
 from gossamer.search.errors import SearchError
 
 __all__ = [
+    "FUSIONS",
     "RANKINGS",
     "Candidate",
     "Columns",
@@ -68,6 +69,11 @@ class RankingWeights:
     proximity_boost: float = 1.0  # the query's words near each other, times the field boost
     proximity_slop: int = 0  # positions allowed between them (0: side by side, in order)
     candidates: int = 1000  # BM25 hits re-ranked; later ones are not reached
+    # The hybrid ranking (``hybrid``): 0 leaves the page vectors out (every other preset).
+    semantic: float = 0.0  # weight of the pages nearest the query in meaning
+    fusion: str = "rrf"  # "rrf" (reciprocal ranks) or "mix" (blend + semantic * cosine)
+    rrf_k: int = 60  # rrf's damping of rank: 1 / (k + rank)
+    semantic_depth: int = 100  # pages taken from each side before fusing
 
     @staticmethod
     def preset(name: str) -> RankingWeights:
@@ -97,6 +103,20 @@ class RankingWeights:
             raise SearchError("the proximity slop must not be negative")
         if self.candidates < 1:
             raise SearchError("the number of candidates must be at least 1")
+        if not math.isfinite(self.semantic) or self.semantic < 0:
+            raise SearchError("the semantic weight must be finite and not negative")
+        if self.fusion not in FUSIONS:
+            raise SearchError(f"fusion must be one of: {', '.join(FUSIONS)}")
+        if self.rrf_k < 1 or self.semantic_depth < 1:
+            raise SearchError("rrf_k and semantic_depth must be at least 1")
+
+    @property
+    def hybrid(self) -> bool:
+        """Whether the page vectors take part."""
+        return self.semantic > 0
+
+
+FUSIONS = ("rrf", "mix")
 
 
 RANKINGS: dict[str, RankingWeights] = {
@@ -112,6 +132,10 @@ RANKINGS: dict[str, RankingWeights] = {
         headings_boost=2.0,
         description_boost=1.5,
     ),
+    # The blend fused with the pages nearest in meaning (page vectors of ``gossamer index
+    # --embeddings``): the fusion and its weight picked on the SQLite corpus by
+    # benchmarks/hybrid_quality.py's protocol (BENCHMARKS.md, issue 35).
+    "hybrid": RankingWeights(semantic=1.0, fusion="rrf", rrf_k=60),
 }
 
 

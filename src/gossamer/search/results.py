@@ -56,6 +56,7 @@ class HitScores:
     host_rank_scaled: float
     blended: float
     tier: int  # 0: every term in the title, 1: some, 2: none
+    similarity: float = 0.0  # cosine of the page's vector and the query's (hybrid only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +99,7 @@ class SearchPage:
     matches: int  # documents tantivy matched, before duplicates were folded
     results: int  # results after folding, within the candidate window
     hits: tuple[SearchHit, ...]
-    matched: str  # "all" terms, "any" term (fallback), or "none"
+    matched: str  # "all" terms, "any" term (fallback), "meaning" (hybrid: no word), "none"
     language: str | None
     pagerank_used: bool
     seconds: float

@@ -131,6 +131,8 @@ def results_page(result: SearchPage, english: bool) -> str:
     parts = []
     if result.matched == "any":
         parts.append('<p class="note">No page has every term; these have some of them.</p>')
+    if result.matched == "meaning":
+        parts.append('<p class="note">No page has these words; these are close in meaning.</p>')
     parts.append(
         f'<p class="stats">{result.matches} matches, {result.results} results'
         f" ({result.seconds * 1000:.0f} ms) - page {result.page} of {result.pages}</p>"
