@@ -113,6 +113,7 @@ _REGISTRARS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("index", "rank", "search", "serve"), "search", "add_parsers"),
     (("worker", "ctl"), "distributed", "add_parsers"),
     (("merge",), "merge", "add_parser"),
+    (("export", "extract"), "export", "add_parsers"),
 )
 
 
