@@ -55,6 +55,24 @@ class FetchConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ExtractRule:
+    """One ``[[extract]]`` table: a named field pulled from every page whose URL matches."""
+
+    # the item's key for what the rule finds
+    field: str
+    css: str = ""  # a CSS selector: the text of the first element it matches
+    regex: str = ""  # or a regular expression over the page's HTML: its group 1, else the match
+    attr: str = ""  # with css: this attribute's value instead of the element's text
+    url: str = ""  # a regular expression a page's URL must contain; "" = every HTML page
+    all: bool = False  # every match, as a list, instead of the first
+
+    @classmethod
+    def of(cls, value: ExtractRule | dict[str, Any]) -> ExtractRule:
+        """A rule from its TOML or JSON table (unknown keys: TypeError, for the checker)."""
+        return value if isinstance(value, ExtractRule) else cls(**value)
+
+
+@dataclass(frozen=True, slots=True)
 class ScopeConfig:
     max_depth: int | None = None
     max_url_length: int = 2_048
@@ -67,6 +85,11 @@ class ScopeConfig:
     max_family: int | None = 100
     strip_session_ids: bool = True  # drop jsessionid, PHPSESSID, sid=... before dedup
     sitemaps: bool = True  # robots.txt Sitemap lines (or /sitemap.xml) as URL sources
+    # What a crawl takes from the pages besides their links (issue 33): ``[[extract]]`` tables
+    # and plugins (files or entry points) whose items go to DIR/items.jsonl; plugins may also
+    # drop links or admit more URLs.
+    extract: tuple[ExtractRule, ...] = ()
+    plugins: tuple[str, ...] = ()
 
 
 def usable_cores() -> int:
@@ -129,6 +152,7 @@ def _field_types() -> dict[str, str]:
 
 
 _FIELD_TYPES = _field_types()
+_TOP_LEVEL_SCOPE = {"extract": "scope.extract", "plugins": "scope.plugins"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +210,9 @@ def read_config_file(path: Path) -> dict[str, Any]:
     crawl = _table(data.get("crawl", {}), f"{where} [crawl]")
     entries = [(k, v) for k, v in data.items() if k not in _SECTIONS and k != "crawl"]
     entries += list(crawl.items())
+    # ``[[extract]]`` tables and ``plugins`` are written at the top level (issue 33's
+    # spelling); they live in the scope section, which every engine's admission reads.
+    entries = [(_TOP_LEVEL_SCOPE.get(key, key), value) for key, value in entries]
     for section in _SECTIONS:
         if section in data:
             table = _table(data[section], f"{where} [{section}]")
@@ -271,6 +298,9 @@ def config_from_json(data: dict[str, Any], out: Path) -> CrawlConfig:
             values[name] = kind(
                 **{k: tuple(v) if isinstance(v, list) else v for k, v in data[name].items()}
             )
+        scope = values["scope"]
+        rules = tuple(ExtractRule.of(rule) for rule in scope.extract)
+        values["scope"] = dataclasses.replace(scope, extract=rules)
         return CrawlConfig(seeds=Path(data["seeds"]), out=out, **values)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"the saved configuration in {out} is unreadable: {exc}") from exc

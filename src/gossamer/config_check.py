@@ -142,6 +142,72 @@ def _readable_file(value: Any) -> str | None:
     return None
 
 
+def _table_of(rule: Any) -> Any:
+    """An extraction rule as its table (a rule may come as one already, from TOML or JSON)."""
+    if dataclasses.is_dataclass(rule) and not isinstance(rule, type):
+        return dataclasses.asdict(rule)
+    return rule
+
+
+_RULE_KEYS = frozenset({"field", "css", "regex", "attr", "url", "all"})
+
+
+def _extract_rule(rule: Any) -> str | None:
+    """Why one ``[[extract]]`` table is not a rule, or None."""
+    table = _table_of(rule)
+    if not isinstance(table, dict):
+        return "must be a table with field and css or regex"
+    unknown = sorted(set(table) - _RULE_KEYS)
+    if unknown:
+        return f"has an unknown key {shortened(str(unknown[0]), 40)!r}"
+    name, css, regex = table.get("field"), table.get("css", ""), table.get("regex", "")
+    if not isinstance(name, str) or not name.strip():
+        return "needs a field name"
+    texts = (css, regex, table.get("attr", ""), table.get("url", ""))
+    if not all(isinstance(text, str) for text in texts) or not isinstance(
+        table.get("all", False), bool
+    ):
+        return f"{name!r}: css, regex, attr and url are strings, all is true or false"
+    if bool(css) == bool(regex):
+        return f"{name!r} needs one of css or regex"
+    for key in ("regex", "url"):
+        try:
+            re.compile(table.get(key, ""))
+        except re.error as exc:
+            return f"{name!r}: {key} is not a regular expression ({exc})"
+    if css:
+        from selectolax.lexbor import LexborHTMLParser  # noqa: PLC0415
+
+        try:
+            LexborHTMLParser("<p></p>").css(css)
+        except Exception as exc:  # selectolax raises a bare Exception for a bad selector
+            return f"{name!r}: css {shortened(css, 60)!r} is not a selector ({exc})"
+    return None
+
+
+def _extract_rules(value: Any) -> str | None:
+    if not isinstance(value, tuple):
+        return "must be a list of [[extract]] tables"
+    for number, rule in enumerate(value, 1):
+        problem = _extract_rule(rule)
+        if problem is not None:
+            return f"table {number} {problem}"
+    return None
+
+
+def _plugins(value: Any) -> str | None:
+    """Each entry: a ``.py`` file that exists, or a ``gossamer.plugins`` entry point's name."""
+    if not _strings(value):
+        return "must be a list of plugin files (.py) or entry point names"
+    from gossamer.plugins.loading import plugin_problem  # noqa: PLC0415
+
+    for entry in value:
+        problem = plugin_problem(entry)
+        if problem is not None:
+            return f"entry {shortened(entry, 80)!r} {problem}"
+    return None
+
+
 def _whole(low: int, *, optional: bool = False, high: int | None = None) -> _Number:
     return _Number(seconds=False, low=low, optional=optional, high=high)
 
@@ -188,6 +254,8 @@ RULES: dict[str, Check] = {
     "scope.max_family": _whole(1, optional=True),
     "scope.strip_session_ids": _flag,
     "scope.sitemaps": _flag,
+    "scope.extract": _extract_rules,
+    "scope.plugins": _plugins,
 }
 
 
@@ -202,6 +270,8 @@ def settings_by_name(config: CrawlConfig) -> dict[str, Any]:
                 values[f"{item.name}.{sub.name}"] = getattr(value, sub.name)
         elif item.name not in {"seeds", "out"}:
             values[item.name] = value
+    # Extraction rules as plain tables, so the settings stay JSON (Redis, crawl.json).
+    values["scope.extract"] = tuple(_table_of(rule) for rule in values["scope.extract"])
     return values
 
 
@@ -227,7 +297,22 @@ def check_config(config: CrawlConfig, origin: Callable[[str], str]) -> CrawlConf
     if ca_file is not None and not Path(ca_file).is_absolute():
         fetch = dataclasses.replace(config.fetch, ca_file=str(Path(ca_file).absolute()))
         config = dataclasses.replace(config, fetch=fetch)
-    return config
+    return _settled_scope(config)
+
+
+def _settled_scope(config: CrawlConfig) -> CrawlConfig:
+    """Tables made rules, and plugin files absolute (every process of a crawl finds them)."""
+    from gossamer.config import ExtractRule  # noqa: PLC0415 (config imports this module)
+
+    scope = config.scope
+    rules = tuple(ExtractRule.of(rule) for rule in scope.extract)
+    plugins = tuple(
+        str(Path(entry).absolute()) if entry.endswith(".py") else entry for entry in scope.plugins
+    )
+    if rules == scope.extract and plugins == scope.plugins:
+        return config
+    scope = dataclasses.replace(scope, extract=rules, plugins=plugins)
+    return dataclasses.replace(config, scope=scope)
 
 
 def concurrency_room() -> int:

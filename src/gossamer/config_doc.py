@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gossamer import __version__
-from gossamer.config import CrawlConfig, FetchConfig, PolitenessConfig, ScopeConfig
+from gossamer.config import CrawlConfig, ExtractRule, FetchConfig, PolitenessConfig, ScopeConfig
 from gossamer.config_check import settings_by_name
 
 __all__ = ["DOC_PATH", "render"]
@@ -67,6 +67,11 @@ _MEANINGS = {
     "politeness.max_per_host": "requests in flight per host (`--max-per-host`)",
     "politeness.max_per_ip": "requests in flight per server address, for shared hosting"
     " (`--max-per-ip`); none: no limit",
+    "scope.extract": "fields pulled from every HTML page while crawling, into DIR/items.jsonl;"
+    " written as top-level `[[extract]]` tables (see below; `gossamer extract DIR` applies"
+    " them afterwards)",
+    "scope.plugins": "plugin files (`.py`) or names of `gossamer.plugins` entry points, run on"
+    " every HTML page and link (docs/DATA.md); may be written at the top level",
 }
 
 _FIELD_LINE = re.compile(r"^\s*(\w+):[^=]*(?:=.*?)?(?:#\s*(?P<comment>.*))?$")
@@ -96,6 +101,8 @@ def _type(annotation: str) -> str:
     optional = text.endswith("|None")
     base = text.removesuffix("|None")
     shown = "list of strings" if base.startswith("tuple[str") else words.get(base, base)
+    if base.startswith("tuple[ExtractRule"):
+        shown = "list of `[[extract]]` tables"
     if shown == "seconds":
         shown = 'seconds (a number, or "90s", "15m", "2h")'
     return f"{shown}, or absent" if optional else shown
@@ -174,7 +181,44 @@ def render() -> str:
             if where == section:
                 cell = meaning.replace("|", "\\|")
                 lines.append(f"| `{key}` | {kind} | `{default}` | {cell} |")
+    lines += _extract_section()
     return "\n".join(lines) + "\n"
+
+
+def _extract_section() -> list[str]:
+    """The keys of one ``[[extract]]`` table, from ``ExtractRule``'s fields and comments."""
+    comments = _comments(ExtractRule)
+    lines = [
+        "",
+        "## `[[extract]]`: fields pulled from pages",
+        "",
+        "Each table is one field of the item written for every HTML page (2xx) whose URL the"
+        " rule's `url` finds, as one line of `DIR/items.jsonl`:"
+        ' `{"url": ..., "source": "extract", "price": ...}`.',
+        "",
+        "```toml",
+        "[[extract]]",
+        'field = "price"',
+        'css = ".price"',
+        'url = "/product/"',
+        "",
+        "[[extract]]",
+        'field = "sku"',
+        'regex = \'data-sku="([^"]+)"\'',
+        "```",
+        "",
+        "| key | type | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for item in dataclasses.fields(ExtractRule):
+        default = (
+            "(required)"
+            if item.default is dataclasses.MISSING
+            else _default(item.default, item.name)
+        )
+        cell = comments.get(item.name, "").replace("|", "\\|")
+        lines.append(f"| `{item.name}` | {_type(str(item.type))} | `{default}` | {cell} |")
+    return lines
 
 
 if __name__ == "__main__":

@@ -103,6 +103,12 @@ class Admitter:
         # URL as found -> what the rules say of it, for links met on page after page.
         self._known: Generations[str, _Facts] = Generations(KNOWN_URLS)
 
+    @property
+    def scope(self) -> ScopeConfig:
+        """The scope this admitter applies (the recorder reads its extraction rules and
+        plugins from it, so every engine that admits also runs them)."""
+        return self._scope
+
     def admit(
         self,
         url: str,

@@ -12,18 +12,23 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from gossamer.crawling.admission import Admitter
 from gossamer.crawling.sitemaps import Sitemaps
 from gossamer.fetch import FetchResult
 from gossamer.fetch.fetcher import media_type
 from gossamer.frontier import Job
-from gossamer.parse import ParsedPage, parse_html
+from gossamer.parse import ParsedPage, decode_html, parse_html
+from gossamer.plugins.api import Link, Page
 from gossamer.robots import RobotsAnswer, lasting, lasting_answer
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB, WarcLocation, page_row
 from gossamer.urls import canonical_link, origin_of
 from gossamer.urls.canonical import CanonicalLinks
+
+if TYPE_CHECKING:
+    from gossamer.plugins.hooks import CrawlHooks
 
 __all__ = ["HTML_TYPES", "PARSE_LIMIT", "Recorder", "note_robots"]
 
@@ -64,6 +69,9 @@ class Recorder:
         self._clock = clock
         self._sitemaps = Sitemaps(admitter=admitter, stats=stats, db=db, enabled=sitemaps)
         self._links_met = CanonicalLinks()  # links met on earlier pages, in canonical form
+        # The scope's [[extract]] rules and plugins (issue 33), run on every HTML page this
+        # recorder records, live or replayed: so every engine runs them, by construction.
+        self._hooks = _hooks_of(admitter, stats, db)
 
     def purpose(self, job: Job) -> str:
         """How a page job's exchange is archived and recorded: "page" or "sitemap"."""
@@ -201,11 +209,40 @@ class Recorder:
         targets = [link.url for link in parsed.links]
         if targets:
             self._db.add_links(result.url, targets)
+        depth = job.depth + 1
+        hooks = self._hooks
+        drop: frozenset[str] = frozenset()
+        if hooks is not None:
+            # Before admission: the links a plugin drops are never queued, and the URLs it
+            # adds are queued in this exchange, so the crawl's end still sees all its work.
+            drop, more = hooks.page(self._page(job, result, targets), job.host)
+            for url in more:
+                target = canonical_link(url, result.url)
+                if target is not None:
+                    self._admitter.admit(target, depth, result.url)
         if parsed.nofollow and self._respect_nofollow:
             return parsed
-        depth = job.depth + 1
         for link in parsed.links:
             if link.nofollow and self._respect_nofollow:
                 continue
+            if hooks is not None and (
+                link.url in drop or not hooks.keep(Link(link.url, result.url, depth), job.host)
+            ):
+                continue
             self._admitter.admit(link.url, depth, result.url)
         return parsed
+
+    @staticmethod
+    def _page(job: Job, result: FetchResult, targets: list[str]) -> Page:
+        html, _ = decode_html(result.content[:PARSE_LIMIT], result.content_type)
+        return Page(result.url, result.status, result.content_type, html, tuple(targets),
+                    job.depth)  # fmt: skip
+
+
+def _hooks_of(admitter: Admitter, stats: CrawlStats, db: MetadataDB) -> CrawlHooks | None:
+    scope = admitter.scope
+    if not scope.extract and not scope.plugins:
+        return None
+    from gossamer.plugins.hooks import crawl_hooks  # noqa: PLC0415 (only a crawl that has some)
+
+    return crawl_hooks(scope, db.path.parent, stats)
