@@ -14,6 +14,7 @@ import ctypes
 import ctypes.util
 import logging
 import multiprocessing
+import os
 import signal
 from dataclasses import replace
 from multiprocessing.connection import Connection
@@ -40,11 +41,19 @@ FAILED = "failed"  # the reason a worker gives when it dies of a fault that is n
 def _die_with_parent() -> None:
     """Ask Linux to SIGKILL this worker if the coordinator dies (even by ``kill -9``): an
     orphaned worker would wait forever for the coordinator's stop, and a resume must find the
-    folder free. Elsewhere this is a no-op."""
+    folder free. Elsewhere the request is a no-op.
+
+    The request covers only a death after it is made. A coordinator killed while this
+    process was still starting (a second or more on a loaded machine) is gone already, and
+    the worker would crawl on alone, outside the folder's lock, until its first message up
+    fails: so it then ends itself the way the request would have ended it."""
     name = ctypes.util.find_library("c")
     prctl = getattr(ctypes.CDLL(name), "prctl", None) if name else None
     if prctl is not None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    parent = multiprocessing.parent_process()
+    if parent is not None and os.getppid() != parent.pid:  # reparented: the parent has died
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def worker_main(  # noqa: PLR0917 - a process target takes its arguments positionally
