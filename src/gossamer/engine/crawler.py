@@ -1,9 +1,9 @@
-"""The crawl loop: one dispatcher hands ready jobs to a fixed pool of fetch workers.
+"""The in-process engine: one crawl, or one ``--workers`` process's share of it.
 
-The dispatcher is the only task that asks the frontier for work. It sleeps on an event that
-is set whenever the frontier changes (a URL added, a job done) or until the next host's delay
-runs out, so nothing polls. Workers fetch and pass results to the pipeline. The crawler owns
-everything that runs: in one task group the dispatcher, the workers, the reporter, the
+``concurrency`` crawl loops (``crawling/loop.py``, the loop every engine runs) take tickets
+from the in-process seam (``engine/seam.py``), whose scheduler is the only task that asks the
+frontier for work, and hand what they fetch to the pipeline (the store side). The crawler owns
+everything that runs: in one task group the scheduler, the loops, the reporter, the
 progress painter and the steering tick (each waits on the ``ending`` event with its period as
 timeout, so a stop ends them at once); the control channel (``DIR/control.sock``, open from
 the first job to the last report); the database's writer thread (started here, joined when
@@ -21,15 +21,13 @@ import contextlib
 import logging
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from gossamer.config import CrawlConfig
-from gossamer.crawling.exchange import INTERNAL_ERROR, fetched, fetched_robots
 from gossamer.crawling.fetching import build_fetcher
 from gossamer.crawling.folder import CrawlLock
-from gossamer.crawling.limits import page_room
+from gossamer.crawling.loop import CrawlLoop
 from gossamer.crawling.progress import Progress
 from gossamer.crawling.verdict import judge
 from gossamer.engine.backlog import DatabaseBacklog, build_frontier, seed_fallbacks
@@ -40,11 +38,11 @@ from gossamer.engine.partition import Part
 from gossamer.engine.pipeline import Pipeline
 from gossamer.engine.reporter import Reporter
 from gossamer.engine.resume import holds_crawl, restore_part, resume_crawl
+from gossamer.engine.seam import LocalSeam
 from gossamer.engine.steering import STOP_REASON, FetchGate, Steering, set_within
 from gossamer.engine.timelimit import time_left, warn_no_time_left
 from gossamer.errors import StoreError
-from gossamer.fetch.fetcher import Fetcher
-from gossamer.frontier import Frontier, Job
+from gossamer.frontier import Frontier
 from gossamer.monitor.channel import socket_path
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
@@ -54,7 +52,6 @@ log = logging.getLogger(__name__)
 
 STOP_GRACE = 10.0  # seconds in-flight fetches get to finish after a stop request
 GRACEFUL = ("signal", "time", STOP_REASON)  # stops that cut in-flight fetches after the grace
-PART_FLUSH_SECONDS = 0.2  # longest a worker holds links for other workers while busy
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +73,9 @@ class Crawler:
         self._wake = asyncio.Event()
         self._ending = asyncio.Event()  # set on a stop, and when the dispatcher is done
         self._db: MetadataDB | None = None  # the crawl.db of the run under way
-        self._dispatched_pages = 0  # page jobs dispatched and not yet finished
         self._fault: StoreError | None = None  # the first store fault; it ends the crawl
         self._gate = FetchGate(self.stats)
-        self._dispatch_over = False  # the dispatcher has ended: no seed may be added
+        self._seam: LocalSeam | None = None  # the tickets of the run under way
         self._interrupts: Interrupts | None = None  # a lone crawl's Ctrl-C handling
 
     def stop(self, reason: str) -> None:
@@ -208,7 +204,7 @@ class Crawler:
             concurrency=config.concurrency,
             targets=(config.max_pages, config.time_limit),
             stop=self.stop,
-            stopping=lambda: self._stop_reason or ("exhausted" if self._dispatch_over else ""),
+            stopping=lambda: self._stop_reason or ("exhausted" if self._over() else ""),
             wake=self._wake.set,
             # A worker's seeds and stops go through its coordinator, which sees every worker.
             admit=pipeline.admit if self._part is None else None,
@@ -238,6 +234,10 @@ class Crawler:
             return None
         return Inbox(self._part, pipeline, self._wake, self.stop).listen(loop)
 
+    def _over(self) -> bool:
+        """The scheduler has ended: no ticket follows, and no seed may be added."""
+        return self._seam is not None and self._seam.over
+
     async def _crawl(
         self,
         frontier: Frontier,
@@ -247,7 +247,17 @@ class Crawler:
         steer: tuple[Steering, ControlServer],
     ) -> None:
         config = self._config
-        jobs: asyncio.Queue[Job | None] = asyncio.Queue(maxsize=config.concurrency)
+        seam = self._seam = LocalSeam(
+            config,
+            frontier,
+            stats=self.stats,
+            admitter=pipeline.admitter,
+            gate=self._gate,
+            wake=self._wake,
+            stop=self.stop,
+            stopping=lambda: self._stop_reason,
+            part=self._part,
+        )
         fetching = build_fetcher(config, connections=config.concurrency)
         async with fetching as fetcher, asyncio.TaskGroup() as group:
             group.create_task(progress.run(self._ending))
@@ -256,15 +266,17 @@ class Crawler:
                 group.create_task(self._report_loop(reporter))
             elif self._db is not None:  # a --workers worker: commit for the coordinator's
                 group.create_task(self._commit_loop(self._db))  # interim reports
-            tasks = [
-                group.create_task(self._worker(jobs, fetcher, pipeline))
-                for _ in range(self._config.concurrency)
-            ]
+            loop = CrawlLoop(
+                seam,
+                pipeline,
+                self.stats,
+                max_retries=config.politeness.max_retries,
+                is_sitemap=pipeline.is_sitemap,
+                on_fault=self._fail,
+            )
+            tasks = [group.create_task(loop.run(fetcher)) for _ in range(config.concurrency)]
             try:
-                await self._dispatch(frontier, jobs)
-                self._dispatch_over = True
-                for _ in tasks:
-                    await jobs.put(None)
+                await seam.schedule()
                 if self._stop_reason in GRACEFUL:
                     # Give in-flight fetches a moment, then cut them off: they are recorded
                     # as not crawled and a resumed crawl fetches them again.
@@ -273,96 +285,6 @@ class Crawler:
                         task.cancel()
             finally:
                 self._ending.set()  # the reporter and the painter end with the crawl
-
-    async def _dispatch(self, frontier: Frontier, jobs: asyncio.Queue[Job | None]) -> None:
-        # A worker's share of the target is granted by its coordinator, which stops the crawl.
-        target = self._config.max_pages if self._part is None else None
-        while not self._stop_reason:
-            room = page_room(self.stats.pages, self._dispatched_pages, target)
-            if room is None:
-                self.stop("target")
-                break
-            if self._part is not None:
-                room = self._part.want(self.stats.pages, self._dispatched_pages)
-            job = frontier.pop_ready() if room and not self._gate.paused else None
-            if job is not None:
-                if not job.robots:
-                    self._dispatched_pages += 1
-                await jobs.put(job)
-                continue
-            if frontier.exhausted and self._part is None:
-                break
-            self._wake.clear()
-            wait = frontier.next_wake() if room and not self._gate.paused else None
-            if frontier.deferred_only():
-                # RFC 9309 says retry an unavailable robots.txt later, not idle the crawl for
-                # it: past its grace, such a host is left to a resume.
-                left = (
-                    frontier.deferral_ends(self._config.politeness.robots_wait) - time.monotonic()
-                )
-                if left <= 0:
-                    self._defer(frontier.drop_deferred())
-                    continue
-                wait = left if wait is None else min(wait, left)
-            if self._part is not None:
-                if frontier.exhausted:
-                    # Nothing here; wait for URLs from other workers or the coordinator's stop.
-                    self._part.report_idle(self.stats.pages)
-                elif time.monotonic() - self._last_flush > PART_FLUSH_SECONDS:
-                    self._part.flush()
-                    self._last_flush = time.monotonic()
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(wait):
-                    await self._wake.wait()
-
-    def _defer(self, origins: list[str]) -> None:
-        self.stats.deferred.extend(origins)
-        log.warning(
-            "leaving %d origin(s) whose robots.txt is unavailable to a resume: %s",
-            len(origins),
-            " ".join(origins[:5]),
-        )
-
-    async def _worker(
-        self, jobs: asyncio.Queue[Job | None], fetcher: Fetcher, pipeline: Pipeline
-    ) -> None:
-        while True:
-            job = await jobs.get()
-            if job is None:
-                return
-            try:
-                if job.robots:
-                    await self._robots_job(job, fetcher, pipeline)
-                else:
-                    await self._page_job(job, fetcher, pipeline)
-            except StoreError as exc:
-                self._fail(exc)
-            except Exception:  # past the exchange's own boundary: still one URL
-                log.error("internal error scheduling %s", job.url, exc_info=True)
-                self.stats.record_error(INTERNAL_ERROR, job.host)
-            finally:
-                self._wake.set()
-
-    async def _robots_job(self, job: Job, fetcher: Fetcher, pipeline: Pipeline) -> None:
-        async with self._gate.fetching():  # a pause holds the job here, before its request
-            hops = await fetched_robots(
-                job.url, fetcher.fetch_robots(job.url, known=pipeline.knows_robots)
-            )
-        for hop in hops:
-            if hop.status:
-                self.stats.record_response(job.host, hop.elapsed)
-        pipeline.robots(job, hops)
-
-    async def _page_job(self, job: Job, fetcher: Fetcher, pipeline: Pipeline) -> None:
-        async with self._gate.fetching():
-            result = await fetched(
-                job.url, fetcher.fetch(job.url, any_type=pipeline.is_sitemap(job))
-            )
-        self._dispatched_pages -= 1
-        if result.status:
-            self.stats.record_response(job.host, result.elapsed)
-        if pipeline.page(job, result):
-            self.stats.record_stored(result.content_type)
 
     def _fail(self, exc: StoreError) -> None:
         """A store fault (full disk, lost folder) ends the crawl; what was written stays valid."""

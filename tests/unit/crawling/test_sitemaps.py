@@ -19,6 +19,7 @@ from gossamer.fetch import FetchResult
 from gossamer.frontier import Frontier, Job
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore
+from tests.unit.engine.visits import Visits
 
 
 class Rig:
@@ -38,7 +39,7 @@ class Rig:
         self.pipeline = self._pipeline()
 
     def _pipeline(self) -> Pipeline:
-        return Pipeline(
+        pipeline = Pipeline(
             self.config,
             frontier=self.frontier,
             stats=self.stats,
@@ -46,6 +47,8 @@ class Rig:
             cdxj=self.cdxj,
             db=self.db,
         )
+        self.visits = Visits(self.config, self.frontier, pipeline, self.stats)
+        return pipeline
 
     def close(self) -> None:
         self.warc.close()
@@ -58,7 +61,7 @@ class Rig:
         job = self.frontier.pop_ready()
         assert job is not None and job.robots
         status = 404 if robots is None else 200
-        self.pipeline.robots(job, [reply(job.url, status, robots or b"")])
+        self.visits.robots(job, [reply(job.url, status, robots or b"")])
 
     def queued(self) -> list[str]:
         """Pop every ready job (finishing it without a fetch); their URLs in order."""
@@ -71,7 +74,7 @@ class Rig:
     def fetch(self, url: str, status: int, body: bytes = b"", **headers: str) -> None:
         """Answer the queued job for ``url`` as the server would have."""
         job = self._take(url)
-        self.pipeline.page(job, reply(url, status, body, **headers))
+        self.visits.page(job, reply(url, status, body, **headers))
 
     def _take(self, url: str) -> Job:
         """The job for ``url``; jobs ahead of it go to the back of their host's queue."""
@@ -246,7 +249,7 @@ def test_which_urls_are_sitemaps_survives_a_restart(tmp_path: Path) -> None:
     again.pipeline.admit("http://a.test/map.xml", 0, None)
     job = again.frontier.pop_ready()  # robots.txt first, on a new frontier
     assert job is not None and job.robots
-    again.pipeline.robots(job, [reply(job.url, 200, b"Sitemap: http://a.test/map.xml\n")])
+    again.visits.robots(job, [reply(job.url, 200, b"Sitemap: http://a.test/map.xml\n")])
     again.fetch("http://a.test/map.xml", 200, urlset("http://a.test/listed"))
     assert "http://a.test/listed" in again.queued()
     rig.close()

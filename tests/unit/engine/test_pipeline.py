@@ -19,6 +19,7 @@ from gossamer.frontier import Frontier, Job, retry_after
 from gossamer.robots import RobotsRules
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore
+from tests.unit.engine.visits import Visits
 
 
 def test_retry_after_forms() -> None:
@@ -67,7 +68,7 @@ class Clock:
 @contextlib.contextmanager
 def clocked(
     tmp_path: Path, politeness: PolitenessConfig
-) -> Iterator[tuple[Pipeline, Frontier, CrawlStats, Clock]]:
+) -> Iterator[tuple[Visits, Frontier, CrawlStats, Clock]]:
     """A pipeline and a frontier on one injected clock, with real stores in ``tmp_path``."""
     config = CrawlConfig(seeds=tmp_path / "s", out=tmp_path, politeness=politeness)
     clock, stats = Clock(), CrawlStats()
@@ -92,14 +93,14 @@ def clocked(
         clock=clock,
     )
     try:
-        yield pipeline, frontier, stats, clock
+        yield Visits(config, frontier, pipeline, stats), frontier, stats, clock
     finally:
         cdxj.close()
         db.close()
 
 
-def admit_with_rules(pipeline: Pipeline, frontier: Frontier, url: str) -> None:
-    assert pipeline.admit(url, 0, None)
+def admit_with_rules(visits: Visits, frontier: Frontier, url: str) -> None:
+    assert visits.admit(url, 0, None)
     robots = frontier.pop_ready()
     assert robots is not None and robots.robots
     frontier.set_robots(robots.url.removesuffix("/robots.txt"), RobotsRules.allow_all())
@@ -108,9 +109,9 @@ def admit_with_rules(pipeline: Pipeline, frontier: Frontier, url: str) -> None:
 
 def test_a_429_backs_its_host_off_for_retry_after_capped_at_max_backoff(tmp_path: Path) -> None:
     politeness = PolitenessConfig(delay=0.0, max_retries=2, max_backoff=1.2)
-    with clocked(tmp_path, politeness) as (pipeline, frontier, stats, clock):
+    with clocked(tmp_path, politeness) as (visits, frontier, stats, clock):
         url = "http://storm.test/"
-        admit_with_rules(pipeline, frontier, url)
+        admit_with_rules(visits, frontier, url)
         tries = []
         while (job := frontier.pop_ready()) is not None or frontier.next_wake() is not None:
             if job is None:
@@ -128,7 +129,7 @@ def test_a_429_backs_its_host_off_for_retry_after_capped_at_max_backoff(tmp_path
                 response_headers=(("Retry-After", "30"), ("Content-Type", "text/html")),
                 content_type="text/html",
             )
-            assert not pipeline.page(job, storm)
+            visits.page(job, storm)
         assert tries == [0, 1, 2]  # retried max_retries times, then given up
         assert stats.errors["http_429"] == 3
         assert frontier.exhausted
@@ -136,16 +137,16 @@ def test_a_429_backs_its_host_off_for_retry_after_capped_at_max_backoff(tmp_path
 
 def test_server_errors_in_a_row_double_the_wait_and_a_success_resets_it(tmp_path: Path) -> None:
     politeness = PolitenessConfig(delay=0.0, max_backoff=3600.0)
-    with clocked(tmp_path, politeness) as (pipeline, frontier, _, clock):
+    with clocked(tmp_path, politeness) as (visits, frontier, _, clock):
         urls = [f"http://flaky.test/{n}" for n in range(6)]  # one left to wait for
-        admit_with_rules(pipeline, frontier, urls[0])
+        admit_with_rules(visits, frontier, urls[0])
         for url in urls[1:]:
-            assert pipeline.admit(url, 0, None)
+            assert visits.admit(url, 0, None)
         waits = []
         for status in (500, 500, 500, 200, 500):
             job = frontier.pop_ready()
             assert job is not None and not job.robots
-            pipeline.page(job, FetchResult(url=job.url, status=status, content_type="text/html"))
+            visits.page(job, FetchResult(url=job.url, status=status, content_type="text/html"))
             wait = frontier.next_wake()
             waits.append(wait)
             clock.now += wait or 0.0

@@ -1,5 +1,6 @@
-"""The pipeline's robots.txt and fault handling (issues 9 and 10): robots answers per origin,
-kept in crawl.db, reused across redirects; faults of this machine are not the host's."""
+"""The crawl loop's robots.txt and fault handling in one process (issues 9 and 10): robots
+answers per origin, kept in crawl.db, reused across redirects; faults of this machine are not
+the host's."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from gossamer.fetch import FetchResult
 from gossamer.frontier import Frontier, Job, RobotsState
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore
+from tests.unit.engine.visits import Visits
 
 
 class Rig:
@@ -40,6 +42,7 @@ class Rig:
             cdxj=self.cdxj,
             db=self.db,
         )
+        self.visits = Visits(self.config, self.frontier, self.pipeline, self.stats)
 
     def close(self) -> None:
         self.warc.close()
@@ -76,9 +79,9 @@ def answer(url: str, status: int, body: bytes = b"", **headers: str) -> FetchRes
 
 def test_robots_answers_are_kept_per_origin(rig: Rig) -> None:
     job = rig.robots_job("https://a.test/page")
-    rig.pipeline.robots(job, [answer("https://a.test/robots.txt", 200, b"User-agent: *\n")])
+    rig.visits.robots(job, [answer("https://a.test/robots.txt", 200, b"User-agent: *\n")])
     job = rig.robots_job("http://a.test:8080/page")
-    rig.pipeline.robots(job, [answer("http://a.test:8080/robots.txt", 404)])
+    rig.visits.robots(job, [answer("http://a.test:8080/robots.txt", 404)])
     kept = {origin: (status, body) for origin, status, body, _ in rig.db.robots_answers()}
     assert kept == {
         "https://a.test": (200, b"User-agent: *\n"),
@@ -88,20 +91,20 @@ def test_robots_answers_are_kept_per_origin(rig: Rig) -> None:
 
 def test_an_unavailable_answer_is_not_kept(rig: Rig) -> None:
     job = rig.robots_job("http://a.test/page")
-    rig.pipeline.robots(job, [answer("http://a.test/robots.txt", 503)])
+    rig.visits.robots(job, [answer("http://a.test/robots.txt", 503)])
     assert list(rig.db.robots_answers()) == []
     assert rig.stats.hosts["a.test"].robots_status == "deferred (robots.txt 503)"
 
 
 def test_a_redirect_to_a_known_robots_txt_reuses_its_answer(rig: Rig) -> None:
     job = rig.robots_job("https://a.test/page")
-    rig.pipeline.robots(job, [answer("https://a.test/robots.txt", 200, b"User-agent: *\n")])
-    assert rig.pipeline.knows_robots("https://a.test/robots.txt")
-    assert not rig.pipeline.knows_robots("http://a.test/robots.txt")
+    rig.visits.robots(job, [answer("https://a.test/robots.txt", 200, b"User-agent: *\n")])
+    assert rig.visits.seam.knows_robots("https://a.test/robots.txt")
+    assert not rig.visits.seam.knows_robots("http://a.test/robots.txt")
     # http://a.test/robots.txt redirects to the https one, which the fetcher did not follow.
     job = rig.robots_job("http://a.test/other")
     moved = answer("http://a.test/robots.txt", 301, Location="https://a.test/robots.txt")
-    rig.pipeline.robots(job, [moved])
+    rig.visits.robots(job, [moved])
     assert rig.frontier.robots_rules("http://a.test") is rig.frontier.robots_rules("https://a.test")
 
 
@@ -111,7 +114,7 @@ def test_a_redirect_ending_on_another_origins_robots_txt_answers_for_both(rig: R
         answer("http://a.test/robots.txt", 301, Location="https://a.test/robots.txt"),
         answer("https://a.test/robots.txt", 200, b"User-agent: *\nDisallow: /x\n"),
     ]
-    rig.pipeline.robots(job, hops)
+    rig.visits.robots(job, hops)
     rules = rig.frontier.robots_rules("https://a.test")
     assert rules is not None and not rules.is_allowed("/x")
     assert rig.frontier.robots_rules("http://a.test") is rules
@@ -121,7 +124,7 @@ def test_a_local_fault_on_robots_txt_never_gives_the_origin_up(rig: Rig) -> None
     job = rig.robots_job("http://a.test/page")
     fault = FetchResult(url=job.url, status=0, error="local_fault")
     for _ in range(rig.config.politeness.robots_retries + 3):
-        rig.pipeline.robots(job, [fault])
+        rig.visits.robots(job, [fault])
         robots = rig.frontier.host("a.test").origins["http://a.test"]
         assert robots.state is RobotsState.UNKNOWN  # retried later, never GIVEN_UP
         robots.state = RobotsState.FETCHING  # as if handed out again
@@ -133,11 +136,11 @@ def test_a_local_fault_on_robots_txt_never_gives_the_origin_up(rig: Rig) -> None
 
 def test_a_local_fault_on_a_page_leaves_it_unfetched_and_queued_again(rig: Rig) -> None:
     job = rig.robots_job("http://a.test/page")
-    rig.pipeline.robots(job, [answer("http://a.test/robots.txt", 404)])
+    rig.visits.robots(job, [answer("http://a.test/robots.txt", 404)])
     page = rig.frontier.pop_ready()
     assert page is not None and page.url == "http://a.test/page"
     errors_before = rig.stats.hosts["a.test"].errors  # the 404 of robots.txt
-    rig.pipeline.page(page, FetchResult(url=page.url, status=0, error="local_fault"))
+    rig.visits.page(page, FetchResult(url=page.url, status=0, error="local_fault"))
     assert rig.frontier.pending == 1  # back in the queue
     assert rig.frontier.host("a.test").errors_in_row == 0  # not held against the host
     assert list(rig.db.uncrawled_urls()) == ["http://a.test/page"]

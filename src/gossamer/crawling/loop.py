@@ -1,0 +1,131 @@
+"""The crawl loop, the same in every way of running a crawl.
+
+Data flow: **seam.lease** -> fetch (robots.txt or page, inside the URL's fault boundary:
+``crawling/exchange.py``) -> the store side (WARC, CDXJ, ``crawl.db``, statistics, links to
+admission) -> which answer it was and whether the URL is tried again -> **seam.page_done /
+robots_done**. One process runs ``concurrency`` of these loops on its seam
+(``engine/seam.py``), so does each ``--workers`` process on its share, and each worker of a
+shared crawl on Redis (``distributed/seam.py``). The study's threaded engine keeps its own
+loops (its six frontiers are the point of the study) but the same exchange, politeness rule
+and verdict.
+
+The answer of a page fetch (``frontier/backoff.answer_of``) and its retry rule live here, once:
+429 and 503 are retried after Retry-After, a fault of this machine (out of file handles,
+memory or ports) is retried and costs the host only a short pause; either up to
+``max_retries`` times.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from gossamer.crawling.exchange import INTERNAL_ERROR, fetched, fetched_robots
+from gossamer.crawling.seam import PageDone, Seam, Ticket
+from gossamer.errors import StoreError
+from gossamer.fetch import LOCAL_FAULTS, FetchResult
+from gossamer.fetch.fetcher import Fetcher
+from gossamer.frontier import Job
+from gossamer.frontier.backoff import answer_of
+from gossamer.frontier.politeness import Answer, Outcome
+from gossamer.robots import RobotsRules
+from gossamer.stats import CrawlStats
+
+__all__ = ["CrawlLoop", "Store", "page_done"]
+
+log = logging.getLogger(__name__)
+
+_LOCAL = Outcome(Answer.LOCAL)
+_RETRIED = (Answer.SLOW, Answer.LOCAL)
+
+
+class Store(Protocol):
+    """The store side of a crawler process (``engine/pipeline.py``, ``crawling/recording.py``)."""
+
+    def store(self, job: Job, result: FetchResult) -> bool:
+        """Archive and record a page exchange (its links to admission); True if stored."""
+        ...
+
+    def robots(self, job: Job, hops: list[FetchResult]) -> tuple[RobotsRules, FetchResult]:
+        """Archive and record a robots.txt fetch: the rules it leaves, and its final hop."""
+        ...
+
+
+def page_done(job: Job, result: FetchResult, stored: bool, max_retries: int) -> PageDone:
+    """Which answer a page fetch was, and whether its URL is asked again."""
+    answer = _LOCAL if result.error in LOCAL_FAULTS else answer_of(result, time.time())
+    retry = answer is not None and answer.answer in _RETRIED and job.retries < max_retries
+    return PageDone(answer, retry, stored)
+
+
+class CrawlLoop:
+    """lease -> fetch -> record -> complete, until the seam has no more work for it."""
+
+    def __init__(
+        self,
+        seam: Seam,
+        store: Store,
+        stats: CrawlStats,
+        *,
+        max_retries: int,
+        is_sitemap: Callable[[Job], bool],
+        on_fault: Callable[[StoreError], None],
+    ) -> None:
+        self._seam = seam
+        self._store = store
+        self._stats = stats
+        self._max_retries = max_retries
+        self._is_sitemap = is_sitemap
+        self._on_fault = on_fault
+
+    async def run(self, fetcher: Fetcher) -> None:
+        seam = self._seam
+        while (ticket := await seam.lease()) is not None:
+            try:
+                if ticket.job.robots:
+                    await self._robots(ticket, fetcher)
+                else:
+                    await self._page(ticket, fetcher)
+            except StoreError as exc:  # a full disk or a lost folder: the crawl's end
+                await seam.release(ticket)
+                self._on_fault(exc)
+            except Exception:  # past the exchange's own boundary: still one URL's outcome
+                log.error("internal error handling %s", ticket.job.url, exc_info=True)
+                self._stats.record_error(INTERNAL_ERROR, ticket.job.host)
+                await seam.release(ticket)
+
+    async def _robots(self, ticket: Ticket, fetcher: Fetcher) -> None:
+        job, seam = ticket.job, self._seam
+        async with seam.fetching():
+            fetch = fetcher.fetch_robots(job.url, known=seam.knows_robots)
+            hops = await fetched_robots(job.url, fetch)
+        await self.robots_fetched(ticket, hops)
+
+    async def robots_fetched(self, ticket: Ticket, hops: list[FetchResult]) -> None:
+        """Record a robots.txt fetch and give its ticket back."""
+        job, seam = ticket.job, self._seam
+        rules, final = self._store.robots(job, hops)
+        if final.error in LOCAL_FAULTS:  # this machine's fault: asked again, never given up
+            self._stats.record_error(final.error)
+        await seam.robots_done(ticket, rules, final)
+
+    async def _page(self, ticket: Ticket, fetcher: Fetcher) -> None:
+        job = ticket.job
+        async with self._seam.fetching():
+            fetch = fetcher.fetch(job.url, any_type=self._is_sitemap(job))
+            result = await fetched(job.url, fetch)
+        await self.page_fetched(ticket, result)
+
+    async def page_fetched(self, ticket: Ticket, result: FetchResult) -> None:
+        """Record a page fetch and give its ticket back."""
+        job = ticket.job
+        if result.error in LOCAL_FAULTS:
+            # This machine ran out of file handles, memory or ports: not the host's doing.
+            # The URL gets no row (so a resume retries it) and goes back in the queue.
+            self._stats.record_error(result.error or "local_fault")
+            stored = False
+        else:
+            stored = self._store.store(job, result)
+        await self._seam.page_done(ticket, page_done(job, result, stored, self._max_retries))
