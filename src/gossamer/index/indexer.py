@@ -42,6 +42,7 @@ from gossamer.index.document import PageFacts, page_document
 from gossamer.index.embed import semantic_installed
 from gossamer.index.errors import IndexingError
 from gossamer.index.extract import PageText, extract, kind_of
+from gossamer.index.imagestore import IMAGES_FILE, ImageStore
 from gossamer.index.language import detect_language
 from gossamer.index.near import NearKeys, choose_group, near_keys
 from gossamer.index.redirects import redirect_targets
@@ -208,17 +209,19 @@ class _Tally:
 
 @dataclass(frozen=True, slots=True)
 class _Sinks:
-    """Where one run writes: the document store, the anchor store, tantivy."""
+    """Where one run writes: the document store, the anchor and image stores, tantivy."""
 
     store: DocStore
     anchors: AnchorStore
     writer: tantivy.IndexWriter
+    images: ImageStore
 
     def begin(self) -> None:
         # Marked before tantivy can get ahead of the store, cleared in the batch's own commit.
         self.store.set_in_flight(True)
         self.store.begin()
         self.anchors.begin()
+        self.images.begin()
 
     def commit(self) -> None:
         try:
@@ -226,12 +229,14 @@ class _Sinks:
         except ValueError as exc:
             raise IndexingError(f"cannot write the search index: {exc}") from exc
         self.anchors.commit()
+        self.images.commit()
         self.store.set_in_flight(False)
         self.store.commit()
 
     def rollback(self) -> None:
         self.store.rollback()
         self.anchors.rollback()
+        self.images.rollback()
         self.writer.rollback()
 
 
@@ -248,6 +253,8 @@ def _store(item: ExtractedPage, sinks: _Sinks, recovering: bool, tally: _Tally) 
     text = item.text
     if text is not None:
         sinks.anchors.replace(page.url_id, item.host, text.anchors)
+        shown = text.images if not item.skip else ()  # a noindex page's images stay out too
+        sinks.images.replace(page.url_id, page.url, text.title, shown)
     kind = text.kind if text is not None else (kind_of(item.mime) or "other")
     grouping = choose_group(store, page.doc_id, item.keys) if not item.skip else None
     row = store.add(
@@ -312,11 +319,13 @@ def build_index(
         with (
             DocStore(index_dir / DOCSTORE_FILE) as store,
             AnchorStore(index_dir / ANCHORS_FILE) as anchors,
+            ImageStore(index_dir / IMAGES_FILE) as images,
         ):
             pending, handle = _run(
                 crawl_dir,
                 store,
                 anchors,
+                images,
                 tally=tally,
                 progress=progress,
                 max_decoded=max_decoded,
@@ -350,6 +359,7 @@ def _run(
     crawl_dir: Path,
     store: DocStore,
     anchors: AnchorStore,
+    images: ImageStore,
     *,
     tally: _Tally,
     progress: Callable[[int, int], None] | None,
@@ -369,7 +379,7 @@ def _run(
     recovering = store.in_flight
     if recovering:
         log.warning("the last index run was interrupted; re-adding its documents safely")
-    sinks = _Sinks(store, anchors, _writer(crawl_dir, handle))
+    sinks = _Sinks(store, anchors, _writer(crawl_dir, handle), images)
     anchors.aliases = redirect_targets(crawl_dir / "crawl.db")
     done = 0
     sinks.begin()

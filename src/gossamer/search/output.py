@@ -11,10 +11,22 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from typing import TYPE_CHECKING
 
 from gossamer.search.results import SearchHit, SearchPage
 
-__all__ = ["VIA_LINKS", "duplicates_label", "format_json", "format_text", "printable"]
+if TYPE_CHECKING:
+    from gossamer.search.images import ImagePage
+
+__all__ = [
+    "VIA_LINKS",
+    "duplicates_label",
+    "format_image_json",
+    "format_image_text",
+    "format_json",
+    "format_text",
+    "printable",
+]
 
 # Said of a result whose own text does not hold the query: the words of links pointing at it
 # do (JSON: the hit's ``via_links``).
@@ -102,4 +114,33 @@ def format_text(result: SearchPage, *, color: bool = False) -> str:
 
 
 def format_json(result: SearchPage) -> str:
+    return json.dumps(result.to_json(), ensure_ascii=False, indent=2)
+
+
+def format_image_text(result: ImagePage) -> str:
+    """A page of image results: each image's URL, what describes it, the page it is on."""
+    if result.matched == "none":
+        return f"No images for {printable(result.query)!r}."
+    lines = []
+    if result.matched == "any":
+        lines.append("No image has every term; showing images with some of them.")
+    lines.append(
+        f"{result.results} images ({result.seconds * 1000:.1f} ms)"
+        f" - page {result.page} of {result.pages}"
+    )
+    first = (result.page - 1) * result.per_page
+    for i, image in enumerate(result.images, start=first + 1):
+        words = " - ".join(
+            printable(part) for part in (image.alt, image.title, image.caption) if part
+        )
+        lines.append("")
+        lines.append(f"{i:3d}. {printable(image.url)}")
+        if words:
+            lines.append(f"     {words}")
+        on = printable(image.page_title) or "(no title)"
+        lines.append(f"     on {on}: {printable(image.page_url)}")
+    return "\n".join(lines)
+
+
+def format_image_json(result: ImagePage) -> str:
     return json.dumps(result.to_json(), ensure_ascii=False, indent=2)

@@ -133,9 +133,9 @@ RANKINGS: dict[str, RankingWeights] = {
         description_boost=1.5,
     ),
     # The blend fused with the pages nearest in meaning (page vectors of ``gossamer index
-    # --embeddings``): the fusion and its weight picked on the SQLite corpus by
-    # benchmarks/hybrid_quality.py's protocol (BENCHMARKS.md, issue 35).
-    "hybrid": RankingWeights(semantic=1.0, fusion="rrf", rrf_k=60),
+    # --embeddings``): blend / best blend + cosine over both sides' first 100, the pick of
+    # benchmarks/hybrid_quality.py's 13-point grid on SQLite (BENCHMARKS.md, issue 35).
+    "hybrid": RankingWeights(semantic=1.0, fusion="mix", semantic_depth=100),
 }
 
 

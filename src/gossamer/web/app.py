@@ -49,9 +49,11 @@ from gossamer.web.cached import load_cached
 from gossamer.web.dashboard import Steering, add_dashboard
 from gossamer.web.feed import Feed
 from gossamer.web.guard import PAGE_POLICY, guard, is_loopback
+from gossamer.web.imagepage import image_results_page
 from gossamer.web.links import SANDBOX_ALLOWS, relinked
 from gossamer.web.pages import cached_page, error_page, home_page, info_page, results_page
 from gossamer.web.render import STYLE, local
+from gossamer.web.weather import Weather, weather_box
 
 __all__ = ["CACHED_POLICY", "PAGE_POLICY", "make_app", "serve"]
 
@@ -110,6 +112,10 @@ RECORDS = web.AppKey("records", CrawlRecords)
 READER = web.AppKey("reader", WarcReader)
 ENGLISH = web.AppKey("english", bool)
 PREPARING = web.AppKey("preparing", asyncio.Semaphore)
+FOLDER = web.AppKey("folder", Path)
+WEATHER = web.AppKey("weather", Weather)
+# The weather box is the one page of ours shown in a frame, and only in our own pages.
+WEATHER_POLICY = PAGE_POLICY.replace("frame-ancestors 'none'", "frame-ancestors 'self'")
 
 
 class _AskedOnLoop:
@@ -171,7 +177,40 @@ async def _search(request: web.Request) -> web.StreamResponse:
     engine = request.app[ENGINE].engine()
     # A page past the last one (an old link, a hand-typed URL) is clamped by the engine.
     result = engine.search(query, page=page, language=language)
-    return _html(results_page(result, english))
+    weather = request.app.get(WEATHER)
+    named = weather is not None and weather.gazetteer.place_in(query) is not None
+    return _html(results_page(result, english, local("/weather", q=query) if named else ""))
+
+
+async def _weather(request: web.Request) -> web.StreamResponse:
+    """The weather box's frame: the forecast for the place the query names, or an empty
+    page (no box) when there is none, the flag is off or the API fails."""
+    query = _param(request, "q", MAX_QUERY_CHARS)
+    weather = request.app.get(WEATHER)
+    place = weather.gazetteer.place_in(query) if weather is not None else None
+    found = await weather.service.forecast(place) if weather and place else None
+    response = _html(weather_box(found))
+    response.headers["Content-Security-Policy"] = WEATHER_POLICY
+    response.headers["X-Frame-Options"] = "SAMEORIGIN"
+    return response
+
+
+async def _images(request: web.Request) -> web.StreamResponse:
+    """The Images tab: one SQLite look-up, opened per request (milliseconds), so an index
+    made while serving is found."""
+    from gossamer.search.images import ImageSearch  # noqa: PLC0415 - the tab's own
+
+    query = _param(request, "q", MAX_QUERY_CHARS)
+    page = _page_number(request)
+    request.app[ENGINE].engine()  # 503 with what to run while there is no complete index
+    try:
+        images = ImageSearch(request.app[FOLDER])
+    except SearchError as exc:
+        raise web.HTTPServiceUnavailable(text=f"Image search is not ready: {exc}.") from exc
+    with images:
+        result = images.search(query, page=page)
+    archived = request.app[RECORDS].stored_pages([image.url for image in result.images])
+    return _html(image_results_page(result, archived))
 
 
 async def _info(request: web.Request) -> web.StreamResponse:
@@ -210,6 +249,9 @@ async def _style(request: web.Request) -> web.StreamResponse:
 
 
 async def _close(app: web.Application) -> None:
+    weather = app.get(WEATHER)
+    if weather is not None:
+        await weather.service.close()
     app[ENGINE].close()
     app[RECORDS].close()
     app[READER].close()
@@ -223,11 +265,13 @@ def make_app(
     bind: str = "127.0.0.1",
     control_token: str | None = None,
     feed: Feed | None = None,
+    weather: Weather | None = None,
 ) -> web.Application:
     """The web UI for one crawl folder, to listen on ``bind``; opens the index now if it is
     complete. On a loopback ``bind`` it answers only to loopback host names. Steering the
     crawl needs ``control_token`` when ``bind`` is not loopback (see ``dashboard``). The Crawl
-    page follows ``feed``, by default the crawl running in ``crawl_dir``."""
+    page follows ``feed``, by default the crawl running in ``crawl_dir``. With ``weather``,
+    a query naming a city shows the weather box."""
     side = SearchSide(crawl_dir, weights)
     app = web.Application(middlewares=[guard(bind)])
     app[ENGINE] = side
@@ -235,9 +279,14 @@ def make_app(
     app[READER] = WarcReader(crawl_dir / "warc")
     app[ENGLISH] = english
     app[PREPARING] = asyncio.Semaphore(_PREPARED_AT_ONCE)
+    app[FOLDER] = crawl_dir
+    if weather is not None:
+        app[WEATHER] = weather
     app.on_cleanup.append(_close)
     app.router.add_get("/", _home)
     app.router.add_get("/search", _search)
+    app.router.add_get("/images", _images)
+    app.router.add_get("/weather", _weather)
     app.router.add_get("/info", _info)
     app.router.add_get("/cached", _cached)
     app.router.add_get("/cached/raw", _cached_raw)
@@ -256,9 +305,11 @@ def serve(
     control_token: str | None = None,
     feed: Feed | None = None,
     listening: Callable[[], None] | None = None,
+    weather_api: str | None = None,
 ) -> int:
     """Run the web UI until interrupted (``gossamer serve``); ``listening`` is called once the
-    socket is bound (a port in use is then the only line said)."""
+    socket is bound (a port in use is then the only line said). ``weather_api``: the base
+    URL of the forecast API of the weather box, None for no box."""
     app = make_app(
         crawl_dir,
         weights=weights,
@@ -266,6 +317,7 @@ def serve(
         bind=host,
         control_token=control_token,
         feed=feed,
+        weather=None if weather_api is None else Weather.packaged(weather_api),
     )
     if not is_loopback(host):
         log.warning("serving on %s: anyone who can reach it can read the crawl", host)

@@ -123,12 +123,19 @@ def _pagination(result: SearchPage, english: bool) -> str:
     return f'<nav class="pages" aria-label="Result pages">{"".join(links)}</nav>'
 
 
-def results_page(result: SearchPage, english: bool) -> str:
+def results_page(result: SearchPage, english: bool, weather: str = "") -> str:
+    """A page of results; ``weather`` is the address of the weather box's frame, which
+    loads on its own (the results never wait for it), or "" for none."""
     query = result.query
+    box = (
+        f'<iframe class="weather" src="{esc(weather)}" title="Weather" loading="eager"></iframe>'
+        if weather
+        else ""
+    )
     if result.matched == "none":
-        body = f'<p class="stats">No results for <b>{esc(query)}</b>.</p>'
-        return layout(query or "Search", body, query=query, english=english)
-    parts = []
+        body = f'{box}<p class="stats">No results for <b>{esc(query)}</b>.</p>'
+        return layout(query or "Search", body, query=query, english=english, tab="web")
+    parts = [box] if box else []
     if result.matched == "any":
         parts.append('<p class="note">No page has every term; these have some of them.</p>')
     if result.matched == "meaning":
@@ -141,7 +148,7 @@ def results_page(result: SearchPage, english: bool) -> str:
         rendered = "".join(_result(hit, query, english) for hit in hits)
         parts.append(f'<section class="host"><h2>{esc(host)}</h2>{rendered}</section>')
     parts.append(_pagination(result, english))
-    return layout(query, "".join(parts), query=query, english=english)
+    return layout(query, "".join(parts), query=query, english=english, tab="web")
 
 
 def _when(epoch: float | None) -> str:

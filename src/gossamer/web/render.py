@@ -42,12 +42,34 @@ def outbound(url: str, text: str, css: str = "") -> str:
     return f'<a{cls} href="{esc(url)}" rel="noopener noreferrer nofollow">{esc(text)}</a>'
 
 
+_TABS = (("web", "Web", "/search"), ("images", "Images", "/images"))
+
+
+def _tabs(query: str, tab: str) -> str:
+    """Seed 002's result tabs: the same query as pages or as images."""
+    current = ' aria-current="page"'
+    links = "".join(
+        f'<a href="{local(path, q=query)}"{current if name == tab else ""}>{label}</a>'
+        for name, label, path in _TABS
+    )
+    return f'<nav class="tabs" aria-label="Result types">{links}</nav>'
+
+
 def layout(
-    title: str, body: str, *, query: str = "", english: bool = False, script: str = ""
+    title: str,
+    body: str,
+    *,
+    query: str = "",
+    english: bool = False,
+    script: str = "",
+    tab: str = "",
 ) -> str:
-    """A whole page; ``script`` is the path of one of our scripts (the Crawl page only)."""
+    """A whole page; ``script`` is the path of one of our scripts (the Crawl page only);
+    ``tab`` ("web", "images") shows the result tabs and which one this is."""
     checked = " checked" if english else ""
     loads = f'<script src="{esc(script)}" defer></script>' if script else ""
+    action = "/images" if tab == "images" else "/search"
+    tabs = _tabs(query, tab) if tab else ""
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -57,12 +79,12 @@ def layout(
         '<link rel="icon" href="data:,">'
         f'<link rel="stylesheet" href="/style.css">{loads}</head><body>'
         '<header class="top"><a class="brand" href="/">Gossamer</a>'
-        '<form action="/search" method="get" role="search">'
+        f'<form action="{action}" method="get" role="search">'
         f'<input type="search" name="q" value="{esc(query)}" aria-label="Search" size="50">'
         f'<label><input type="checkbox" name="lang" value="en"{checked}> English only</label>'
         '<button type="submit">Search</button></form>'
         '<nav class="sections"><a href="/">Search</a> <a href="/crawl">Crawl</a></nav></header>'
-        f"<main>{body}</main></body></html>\n"
+        f"<main>{tabs}{body}</main></body></html>\n"
     )
 
 
@@ -104,4 +126,17 @@ form.control { display: inline-block; margin: 0 .6em .6em 0; }
 form.control.seeds { display: block; max-width: 40em; }
 form.seeds textarea { width: 100%; font-family: monospace; }
 main:has(.dashboard) { max-width: 72em; }
+nav.tabs { display: flex; gap: 1.2em; margin: .8em 0; border-bottom: 1px solid #ddd; }
+nav.tabs a { padding: .3em 0; text-decoration: none; color: #5f6368; }
+nav.tabs a[aria-current] { color: #3c4ba0; border-bottom: 3px solid #3c4ba0; font-weight: 600; }
+main:has(ul.images) { max-width: 72em; }
+ul.images { list-style: none; padding: 0; display: grid; gap: 1em;
+            grid-template-columns: repeat(auto-fill, minmax(13em, 1fr)); }
+ul.images li { border: 1px solid #e3e6f3; padding: .6em; font-size: .85em; overflow: hidden; }
+ul.images img { max-width: 100%; max-height: 10em; display: block; margin-bottom: .4em; }
+ul.images .file { font-weight: 600; word-break: break-all; }
+iframe.weather { width: 100%; height: 9em; border: 0; }
+.weather-box { font-size: .9em; }
+.weather-box table { border-collapse: collapse; }
+.weather-box td, .weather-box th { padding: .1em .7em .1em 0; text-align: left; }
 """
