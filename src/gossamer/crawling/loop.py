@@ -9,10 +9,10 @@ shared crawl on Redis (``distributed/seam.py``). The study's threaded engine kee
 loops (its six frontiers are the point of the study) but the same exchange, politeness rule
 and verdict.
 
-The answer of a page fetch (``frontier/backoff.answer_of``) and its retry rule live here, once:
-429 and 503 are retried after Retry-After, a fault of this machine (out of file handles,
-memory or ports) is retried and costs the host only a short pause; either up to
-``max_retries`` times.
+Which answer a page fetch was and whether its URL is asked again are ``frontier/backoff``'s
+(``answer_of``, ``retried``: 429 and 503 after Retry-After, a fault of this machine after a
+short pause that is not held against the host, up to ``max_retries`` times); what the host's
+timing becomes is the politeness rule's, applied by each seam.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from gossamer.errors import StoreError
 from gossamer.fetch import LOCAL_FAULTS, FetchResult
 from gossamer.fetch.fetcher import Fetcher
 from gossamer.frontier import Job
-from gossamer.frontier.backoff import answer_of
+from gossamer.frontier.backoff import answer_of, retried
 from gossamer.frontier.politeness import Answer, Outcome
 from gossamer.robots import RobotsRules
 from gossamer.stats import CrawlStats
@@ -38,7 +38,6 @@ __all__ = ["CrawlLoop", "Store", "page_done"]
 log = logging.getLogger(__name__)
 
 _LOCAL = Outcome(Answer.LOCAL)
-_RETRIED = (Answer.SLOW, Answer.LOCAL)
 
 
 class Store(Protocol):
@@ -56,8 +55,7 @@ class Store(Protocol):
 def page_done(job: Job, result: FetchResult, stored: bool, max_retries: int) -> PageDone:
     """Which answer a page fetch was, and whether its URL is asked again."""
     answer = _LOCAL if result.error in LOCAL_FAULTS else answer_of(result, time.time())
-    retry = answer is not None and answer.answer in _RETRIED and job.retries < max_retries
-    return PageDone(answer, retry, stored)
+    return PageDone(answer, retried(answer, job.retries, max_retries), stored)
 
 
 class CrawlLoop:

@@ -22,7 +22,7 @@ from gossamer.frontier import politeness
 from gossamer.frontier.hosts import HostState
 from gossamer.frontier.politeness import LOCAL_FAULT_PAUSE, Answer
 
-__all__ = ["LOCAL_FAULT_PAUSE", "Backoff", "Outcome", "answer_of", "retry_after"]
+__all__ = ["LOCAL_FAULT_PAUSE", "Backoff", "Outcome", "answer_of", "retried", "retry_after"]
 
 
 def retry_after(value: str | None, now: float) -> float | None:
@@ -52,6 +52,7 @@ _SUCCESS = Outcome(success=True)
 _FAULT = politeness.Outcome(Answer.FAULT)
 _LOCAL = politeness.Outcome(Answer.LOCAL)
 _ANY = politeness.HostTiming(0.0)  # a local fault's pause does not depend on the host
+_RETRIED = (Answer.SLOW, Answer.LOCAL)
 
 
 def answer_of(result: FetchResult, now: float) -> politeness.Outcome | None:
@@ -63,6 +64,12 @@ def answer_of(result: FetchResult, now: float) -> politeness.Outcome | None:
     if status == 0 or status >= 500:
         return _FAULT
     return None
+
+
+def retried(answer: politeness.Outcome | None, retries: int, max_retries: int) -> bool:
+    """Whether a page's URL is asked again: after 429 or 503, or a fault of this machine, up
+    to ``max_retries`` times (``retries``: how often it was asked again already)."""
+    return answer is not None and answer.answer in _RETRIED and retries < max_retries
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +87,11 @@ class Backoff:
         if answer is None:
             return _SUCCESS
         wait = politeness.rest(host.timing, answer, self.max_backoff)
-        slow = answer.answer is Answer.SLOW
-        return Outcome(success=False, backoff=wait, retry=slow and retries < self.max_retries)
+        return Outcome(
+            success=False, backoff=wait, retry=retried(answer, retries, self.max_retries)
+        )
 
     def after_local_fault(self, retries: int) -> Outcome:
         """This machine ran out of something: the URL is queued again a few times."""
         wait = politeness.rest(_ANY, _LOCAL, self.max_backoff)
-        return Outcome(success=True, backoff=wait, retry=retries < self.max_retries)
+        return Outcome(success=True, backoff=wait, retry=retried(_LOCAL, retries, self.max_retries))
