@@ -1,14 +1,15 @@
 """Steering one crawl loop: pause and resume its fetches, stop it, add seeds, say how it is.
 
-Data flow: control channel (``engine/control.py``) -> **steering** -> the crawler's dispatcher
-and workers (through the :class:`FetchGate`), admission (added seeds) and ``stop``; and the
-crawl's counters and frontier -> **steering** -> the live status (``monitor/status.py``).
+Data flow: control channel (``engine/control.py``) -> **steering** -> the seam's scheduler
+(``engine/seam.py``) and the crawl loops (through the :class:`FetchGate`), admission (added
+seeds) and ``stop``; and the crawl's counters and frontier -> **steering** -> the live status
+(``monitor/status.py``).
 
-A pause closes the gate: the dispatcher hands out no job and a worker holding one waits before
+A pause closes the gate: the scheduler hands out no ticket and a loop holding one waits before
 fetching it, so once the fetches under way have finished ("pausing" becomes "paused") no request
 leaves. A stop opens the gate again, so the jobs already handed out end as on Ctrl-C. Seeds
 added live are parsed with the seeds file's rules and admitted as seeds are (depth 0, with the
-http fallback of a bare domain), while the dispatcher still runs.
+http fallback of a bare domain), while the scheduler still runs.
 
 The :meth:`Steering.tick` task samples the timeline every second and then publishes the status
 to the control channel's subscribers; the status is built only when someone subscribes.
@@ -92,7 +93,7 @@ class Steering:
         self._concurrency = concurrency
         self._targets = targets
         self._stop = stop
-        self._stopping = stopping  # the stop reason, "" while the dispatcher runs
+        self._stopping = stopping  # the stop reason, "" while the scheduler runs
         self._wake = wake
         self._admit = admit  # None: seeds go through the coordinator (a --workers worker)
         self._worker = worker
