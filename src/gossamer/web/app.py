@@ -84,8 +84,17 @@ class SearchSide:
     def _open(self) -> None:
         try:
             require_complete_index(self._dir)
-            self._engine = SearchEngine(self._dir, self._weights)
-        except (IndexingError, RankError) as exc:  # damaged: the reason names the command
+            engine = SearchEngine(self._dir, self._weights)
+            try:
+                if engine.weights.hybrid:
+                    # The model and the vectors load now (half a second), not on the event
+                    # loop in the middle of someone's first query.
+                    engine.ranked_urls("warm up", limit=1)
+            except SearchError:
+                engine.close()
+                raise
+            self._engine = engine
+        except (IndexingError, RankError, SearchError) as exc:  # the reason names the command
             self.missing = str(exc)
             return
         self.missing = ""

@@ -19,10 +19,12 @@ from gossamer.search import SearchEngine
 from gossamer.search.errors import SearchError
 from gossamer.search.hybrid import fuse
 from gossamer.search.ranking import RANKINGS
+from gossamer.web import make_app
 
 from ..index.fake_crawl import FakePage, html, make_crawl
 from ..index.fake_embedder import FakeEmbedder
 from ..test_cli_search import parse, run_command
+from ..web.served import Client, serve_and_check
 
 HYBRID = replace(RANKINGS["hybrid"], fusion="rrf", semantic=1.0, rrf_k=60)
 
@@ -148,3 +150,18 @@ def test_the_command_line_searches_by_meaning(
     assert data["hits"][0]["scores"]["similarity"] > 0.9
     assert run_command(parse("search", str(folder), "undo mistake", "--ranking", "hybrid")) == 0
     assert "close in meaning" in capsys.readouterr().out
+
+
+def test_the_web_ui_searches_by_meaning_with_the_model_loaded_at_start(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("gossamer.index.embed.Embedder", FakeEmbedder)
+    FakeEmbedder.calls = 0
+    app = make_app(folder, weights=HYBRID)
+    assert FakeEmbedder.calls == 1  # the warm-up query, before any request
+
+    async def check(client: Client) -> None:
+        page = await (await client.get("/search", params={"q": "undo mistake"})).text()
+        assert "close in meaning" in page and "git-revert" in page
+
+    serve_and_check(app, check)
