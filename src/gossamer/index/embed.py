@@ -20,6 +20,7 @@ mean of the language, and the start says what the page is about.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,7 @@ __all__ = [
     "DIMENSIONS",
     "MODEL",
     "Embedder",
+    "modules_present",
     "page_text",
     "require_semantic",
     "semantic_installed",
@@ -51,7 +53,23 @@ _SEMANTIC = ("wordllama",)  # the modules of the ``semantic`` extra this stage i
 
 def semantic_installed() -> bool:
     """Whether the ``semantic`` extra's model package can be imported (no import done)."""
-    return all(importlib.util.find_spec(name) is not None for name in _SEMANTIC)
+    return modules_present(_SEMANTIC)
+
+
+def modules_present(names: tuple[str, ...]) -> bool:
+    """Whether every module of ``names`` can be imported, as ``gossamer.extras`` asks: found
+    by ``find_spec`` without importing it (an extra that module does not know yet)."""
+    for name in names:
+        if name in sys.modules:
+            if sys.modules[name] is None:  # an import of it was blocked
+                return False
+            continue
+        try:
+            if importlib.util.find_spec(name) is None:
+                return False
+        except (ImportError, ValueError):
+            return False
+    return True
 
 
 def require_semantic(what: str) -> None:

@@ -29,7 +29,9 @@ PAGES = [
 
 @pytest.fixture
 def fake_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The stand-in needs no package: these tests run without the semantic extra too.
     monkeypatch.setattr("gossamer.index.vectors.Embedder", FakeEmbedder)
+    monkeypatch.setattr("gossamer.index.indexer.semantic_installed", lambda: True)
 
 
 def _rows(folder: Path) -> np.ndarray:

@@ -83,6 +83,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("gossamer.index.vectors.Embedder", FakeEmbedder)
         patch.setattr("gossamer.index.embed.Embedder", FakeEmbedder)
+        patch.setattr("gossamer.index.indexer.semantic_installed", lambda: True)
         made = make_crawl(tmp_path_factory.mktemp("hybrid"), PAGES)
         build_index(made, embeddings=True)
         yield made
