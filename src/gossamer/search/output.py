@@ -104,9 +104,10 @@ def format_text(result: SearchPage, *, color: bool = False) -> str:
         label = duplicates_label(hit)
         extra = f" - {label}:" if label else ""
         via = f" - {VIA_LINKS}" if hit.via_links else ""
+        meaning = f", meaning {s.similarity:.2f}" if s.similarity else ""
         detail = (
             f"     score {s.blended:.3f} (bm25 {s.bm25:.2f}, pagerank {s.pagerank_scaled:.2f},"
-            f" title tier {s.tier}){via}{extra}"
+            f" title tier {s.tier}{meaning}){via}{extra}"
         )
         lines.append(f"{_DIM}{detail}{_RESET}" if color else detail)
         lines.extend(_copies(hit))
