@@ -11,6 +11,7 @@ so both meet the same machine load), first page of 30 with snippets.
 
     python benchmarks/hybrid_speed.py --pages 100000 --out /tmp/hybrid100k    # builds
     python benchmarks/hybrid_speed.py --reuse --out /tmp/hybrid100k           # queries again
+    python benchmarks/hybrid_speed.py --reuse --revector --out /tmp/hybrid100k  # vectors again
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import numpy as np
 from search_speed import make_corpus, query_texts
 
 from gossamer.index import build_index
+from gossamer.index.embed import Embedder
 from gossamer.index.schema import INDEX_DIR
-from gossamer.index.vectors import HEADER_FILE, VECTORS_FILE
+from gossamer.index.vectors import HEADER_FILE, VECTORS_FILE, Vectors
 from gossamer.search import SearchEngine
 from gossamer.search.ranking import RANKINGS
 
@@ -61,6 +64,18 @@ def build(folder: Path, pages: int, workers: int, seed: int) -> None:
     )
 
 
+def revector(folder: Path, workers: int) -> None:
+    """The vectors of an indexed folder made again from nothing: their own time."""
+    for name in (VECTORS_FILE, HEADER_FILE):
+        (folder / INDEX_DIR / name).unlink(missing_ok=True)
+    report = build_index(folder, workers=workers, embeddings=True).vectors
+    assert report is not None
+    print(
+        f"vectors again: {report.embedded} pages embedded in {report.seconds:.1f} s"
+        f" ({report.embedded / max(report.seconds, 1e-9):.0f} pages/s)"
+    )
+
+
 def latency(folder: Path, queries: int, seed: int) -> None:
     texts = query_texts(queries, seed)
     rankings = {"blend": RANKINGS["blend"], "hybrid": RANKINGS["hybrid"]}
@@ -85,6 +100,26 @@ def latency(folder: Path, queries: int, seed: int) -> None:
             f" p95 {cut[94]:.1f} ms, p99 {cut[98]:.1f} ms, max {max(values):.1f} ms"
         )
     print(f"hybrid p95 / blend p95: {p95['hybrid'] / p95['blend']:.2f}x")
+    nearest_alone(folder, texts)
+
+
+def nearest_alone(folder: Path, texts: list[str]) -> None:
+    """The exact neighbour search by itself (the part that grows with the index): what
+    says when an approximate index would be worth having."""
+    vectors = Vectors.open(folder)
+    assert vectors is not None
+    queries = Embedder().embed(texts)
+    np.asarray(vectors.matrix).sum()  # read the file into the page cache once
+    took = []
+    for query in queries:
+        started = time.perf_counter()
+        vectors.nearest(query, 100)
+        took.append((time.perf_counter() - started) * 1000)
+    cut = statistics.quantiles(took, n=100)
+    print(
+        f"nearest 100 of {vectors.rows} vectors alone (exact, numpy): p50 {cut[49]:.1f} ms,"
+        f" p95 {cut[94]:.1f} ms"
+    )
 
 
 def main() -> None:
@@ -95,10 +130,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=Path("/tmp/gossamer-hybrid-speed"))
     parser.add_argument("--reuse", action="store_true", help="query the index built earlier")
+    parser.add_argument(
+        "--revector", action="store_true", help="with --reuse: make the vectors again, timed"
+    )
     args = parser.parse_args()
     folder = args.out / "crawl"
     if not (args.reuse and (folder / INDEX_DIR / HEADER_FILE).is_file()):
         build(folder, args.pages, args.workers, args.seed)
+    elif args.revector:
+        revector(folder, args.workers)
     latency(folder, args.queries, args.seed)
 
 

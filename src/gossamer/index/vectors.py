@@ -104,8 +104,10 @@ def _write_header(index_dir: Path, rows: int) -> None:
 
 
 def _text_of(doc: tantivy.Document) -> str:
+    values = doc.to_dict()  # one conversion of the stored document, not one per field
+
     def field(name: str) -> str:
-        return " ".join(str(v) for v in doc.to_dict().get(name, ()))
+        return " ".join(str(v) for v in values.get(name, ()))
 
     return page_text(
         field(Fields.TITLE), field(Fields.HEADINGS), field(Fields.DESCRIPTION), field(Fields.BODY)
