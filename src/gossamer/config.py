@@ -73,6 +73,47 @@ class ExtractRule:
 
 
 @dataclass(frozen=True, slots=True)
+class SiteConfig:
+    """One ``[[site]]`` table: settings over the crawl's own for the hosts ``match`` names.
+
+    A key left out keeps the value of a less specific table, else the crawl's; which tables
+    apply to a host, and in what order, is ``gossamer.sites``' rule."""
+
+    # a host glob: "example.org" (that host), "*.example.org" (its subdomains), "*" (any)
+    match: str
+    delay: float | None = None  # seconds between two requests to one matching host
+    max_per_host: int | None = None  # requests in flight per matching host
+    max_pages: int | None = None  # URLs admitted per matching host (its max_pages_per_host)
+    # the User-Agent sent to the site; robots.txt rules are matched against its first word
+    user_agent: str | None = None
+    headers: tuple[tuple[str, str], ...] | None = None  # extra request headers, {Name = "v"}
+    proxy: str | None = None  # the http:// or https:// proxy the site's requests go through
+    cookies: str | None = None  # a Netscape cookie file (curl -c, wget --save-cookies)
+    render: bool | None = None  # reserved for a later release: refused if given
+
+    @classmethod
+    def of(cls, value: SiteConfig | dict[str, Any]) -> SiteConfig:
+        """A table from TOML or JSON (unknown keys: TypeError; a bad duration: ConfigError),
+        its durations in seconds and its headers as (name, value) pairs."""
+        if isinstance(value, SiteConfig):
+            return value
+        table = dict(value)
+        delay = table.get("delay")
+        if isinstance(delay, str):
+            table["delay"] = parse_duration(delay)
+        elif isinstance(delay, int) and not isinstance(delay, bool):
+            table["delay"] = float(delay)
+        headers = table.get("headers")
+        if isinstance(headers, dict):
+            table["headers"] = tuple(headers.items())
+        elif isinstance(headers, list | tuple):
+            table["headers"] = tuple(
+                tuple(pair) if isinstance(pair, list | tuple) else pair for pair in headers
+            )
+        return cls(**table)
+
+
+@dataclass(frozen=True, slots=True)
 class ScopeConfig:
     max_depth: int | None = None
     max_url_length: int = 2_048
@@ -118,6 +159,8 @@ class CrawlConfig:
     politeness: PolitenessConfig = field(default_factory=PolitenessConfig)
     fetch: FetchConfig = field(default_factory=FetchConfig)
     scope: ScopeConfig = field(default_factory=ScopeConfig)
+    # ``[[site]]`` tables: per-site politeness, budget and request settings (gossamer.sites)
+    sites: tuple[SiteConfig, ...] = ()
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -152,7 +195,7 @@ def _field_types() -> dict[str, str]:
 
 
 _FIELD_TYPES = _field_types()
-_TOP_LEVEL_SCOPE = {"extract": "scope.extract", "plugins": "scope.plugins"}
+_TOP_LEVEL_SCOPE = {"extract": "scope.extract", "plugins": "scope.plugins", "site": "sites"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +255,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
     entries += list(crawl.items())
     # ``[[extract]]`` tables and ``plugins`` are written at the top level (issue 33's
     # spelling); they live in the scope section, which every engine's admission reads.
+    # ``[[site]]`` tables fill ``sites``.
     entries = [(_TOP_LEVEL_SCOPE.get(key, key), value) for key, value in entries]
     for section in _SECTIONS:
         if section in data:
@@ -301,6 +345,7 @@ def config_from_json(data: dict[str, Any], out: Path) -> CrawlConfig:
         scope = values["scope"]
         rules = tuple(ExtractRule.of(rule) for rule in scope.extract)
         values["scope"] = dataclasses.replace(scope, extract=rules)
+        values["sites"] = tuple(SiteConfig.of(table) for table in values.get("sites", ()))
         return CrawlConfig(seeds=Path(data["seeds"]), out=out, **values)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"the saved configuration in {out} is unreadable: {exc}") from exc

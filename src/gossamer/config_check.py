@@ -208,6 +208,19 @@ def _plugins(value: Any) -> str | None:
     return None
 
 
+def _site_tables(value: Any) -> str | None:
+    """Each ``[[site]]`` table checked by the per-site rules' own module (``sites``)."""
+    if not isinstance(value, tuple):
+        return "must be a list of [[site]] tables"
+    from gossamer.sites import site_problem  # noqa: PLC0415 (sites imports this module)
+
+    for number, table in enumerate(value, 1):
+        problem = site_problem(table)
+        if problem is not None:
+            return f"[[site]] table {number} {problem}"
+    return None
+
+
 def _whole(low: int, *, optional: bool = False, high: int | None = None) -> _Number:
     return _Number(seconds=False, low=low, optional=optional, high=high)
 
@@ -256,6 +269,7 @@ RULES: dict[str, Check] = {
     "scope.sitemaps": _flag,
     "scope.extract": _extract_rules,
     "scope.plugins": _plugins,
+    "sites": _site_tables,
 }
 
 
@@ -272,6 +286,7 @@ def settings_by_name(config: CrawlConfig) -> dict[str, Any]:
             values[item.name] = value
     # Extraction rules as plain tables, so the settings stay JSON (Redis, crawl.json).
     values["scope.extract"] = tuple(_table_of(rule) for rule in values["scope.extract"])
+    values["sites"] = tuple(_table_of(table) for table in values["sites"])
     return values
 
 
@@ -297,7 +312,11 @@ def check_config(config: CrawlConfig, origin: Callable[[str], str]) -> CrawlConf
     if ca_file is not None and not Path(ca_file).is_absolute():
         fetch = dataclasses.replace(config.fetch, ca_file=str(Path(ca_file).absolute()))
         config = dataclasses.replace(config, fetch=fetch)
-    return _settled_scope(config)
+    config = _settled_scope(config)
+    from gossamer.sites import settled  # noqa: PLC0415 (sites imports this module)
+
+    sites = settled(config.sites)
+    return config if sites == config.sites else dataclasses.replace(config, sites=sites)
 
 
 def _settled_scope(config: CrawlConfig) -> CrawlConfig:

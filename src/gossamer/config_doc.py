@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from gossamer import __version__
-from gossamer.config import CrawlConfig, ExtractRule, FetchConfig, PolitenessConfig, ScopeConfig
+from gossamer.config import (
+    CrawlConfig,
+    ExtractRule,
+    FetchConfig,
+    PolitenessConfig,
+    ScopeConfig,
+    SiteConfig,
+)
 from gossamer.config_check import settings_by_name
 
 __all__ = ["DOC_PATH", "render"]
@@ -70,6 +77,7 @@ _MEANINGS = {
     "scope.extract": "fields pulled from every HTML page while crawling, into DIR/items.jsonl;"
     " written as top-level `[[extract]]` tables (see below; `gossamer extract DIR` applies"
     " them afterwards)",
+    "sites": "per-site settings, written as top-level `[[site]]` tables (see below)",
     "scope.plugins": "plugin files (`.py`) or names of `gossamer.plugins` entry points, run on"
     " every HTML page and link (docs/DATA.md); may be written at the top level",
 }
@@ -103,6 +111,10 @@ def _type(annotation: str) -> str:
     shown = "list of strings" if base.startswith("tuple[str") else words.get(base, base)
     if base.startswith("tuple[ExtractRule"):
         shown = "list of `[[extract]]` tables"
+    if base.startswith("tuple[SiteConfig"):
+        shown = "list of `[[site]]` tables"
+    if base.startswith("tuple[tuple[str,str]"):
+        shown = 'table of header names and values: `{Accept-Language = "de"}`'
     if shown == "seconds":
         shown = 'seconds (a number, or "90s", "15m", "2h")'
     return f"{shown}, or absent" if optional else shown
@@ -182,6 +194,7 @@ def render() -> str:
                 cell = meaning.replace("|", "\\|")
                 lines.append(f"| `{key}` | {kind} | `{default}` | {cell} |")
     lines += _extract_section()
+    lines += _site_section()
     return "\n".join(lines) + "\n"
 
 
@@ -218,6 +231,54 @@ def _extract_section() -> list[str]:
         )
         cell = comments.get(item.name, "").replace("|", "\\|")
         lines.append(f"| `{item.name}` | {_type(str(item.type))} | `{default}` | {cell} |")
+    return lines
+
+
+def _site_section() -> list[str]:
+    """The keys of one ``[[site]]`` table, from ``SiteConfig``'s fields and comments."""
+    comments = _comments(SiteConfig)
+    lines = [
+        "",
+        "## `[[site]]`: settings per site",
+        "",
+        "Each table gives the hosts its `match` glob names their own values for some of the"
+        " crawl's settings; a key left out keeps the crawl's. `*` stands for any run of"
+        " characters, dots included: `*.example.org` names every subdomain of example.org but"
+        " not example.org itself, `*` names every host. Host names are compared in lower case,"
+        " international ones as punycode (`xn--...`), without a port.",
+        "",
+        "When several tables match a host, the most specific comes first: an exact host name"
+        " before any glob, then the glob with more characters besides `*`"
+        " (`*.shop.example.org` before `*.example.org` before `*`), then the table written"
+        " first. Each key comes from the first table in that order that sets it.",
+        "",
+        "A site may be given a shorter delay than the crawl's, never a shorter one than its"
+        " robots.txt asks: a larger Crawl-delay still wins. A shared crawl (`--frontier`) asks"
+        " a host one request at a time whatever `max_per_host` says. `proxy` and `cookies`"
+        " are handed to the fetcher for the site's requests; a proxy URL may not carry"
+        " credentials (the settings are stored in `crawl.json` and in Redis), and a cookie"
+        " file must be at the same path on every machine of a shared crawl.",
+        "",
+        "```toml",
+        "[[site]]",
+        'match = "*.example.org"',
+        'delay = "0.5s"',
+        "max_per_host = 2",
+        "",
+        "[[site]]",
+        'match = "shop.example.org"',
+        'user_agent = "examplebot/1.0 (+https://example.net/bot)"',
+        'headers = { Accept-Language = "de" }',
+        'cookies = "cookies.txt"',
+        "```",
+        "",
+        "| key | type | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for item in dataclasses.fields(SiteConfig):
+        default = "(required)" if item.default is dataclasses.MISSING else "the crawl's"
+        cell = comments.get(item.name, "").replace("|", "\\|")
+        lines.append(f"| `{item.name}` | {_type(str(item.type))} | {default} | {cell} |")
     return lines
 
 

@@ -18,7 +18,7 @@ minimum, replaying the links that made it changes nothing.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from gossamer.config import ScopeConfig
 from gossamer.frontier import Admission, Job
@@ -33,6 +33,9 @@ from gossamer.urls.traps import (
     strip_session_ids,
     trap_reason,
 )
+
+if TYPE_CHECKING:
+    from gossamer.sites import SiteRules
 
 __all__ = ["KNOWN_URLS", "Admitter", "Queue"]
 
@@ -92,8 +95,11 @@ class Admitter:
         stats: CrawlStats,
         db: MetadataDB,
         part: Owner | None = None,
+        sites: SiteRules | None = None,
     ) -> None:
         self._scope = scope
+        # A host's URL budget: its [[site]] tables' max_pages, else max_pages_per_host.
+        self._sites = sites if sites else None
         self._frontier = frontier
         self._stats = stats
         self._db = db
@@ -174,7 +180,11 @@ class Admitter:
         return facts.seen
 
     def _queue(self, job: Job) -> bool:
-        admission = self._frontier.add(job, host_budget=self._scope.max_pages_per_host)
+        sites = self._sites
+        budget = (
+            self._scope.max_pages_per_host if sites is None else sites.for_host(job.host).max_pages
+        )
+        admission = self._frontier.add(job, host_budget=budget)
         if admission is Admission.DUPLICATE:
             return False
         if admission is Admission.OVER_BUDGET:

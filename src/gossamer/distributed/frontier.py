@@ -13,7 +13,8 @@ Key layout, all under ``gossamer:{NAME}:`` (``P``)::
     P q:HOST            list    the host's queued jobs (codec.py JSON), oldest first
     P ready             zset    host -> next-allowed time; unleased hosts with queued work
     P host:HOST         hash    delay, next, errors (frontier.politeness.HostTiming; delay
-                                once its robots.txt was read), fetched, admitted
+                                once its robots.txt was read), site (its [[site]] tables'
+                                delay, if they set one), fetched, admitted
     P lease:HOST        hash    worker, token, job (in flight), expires, reserved (a page)
     P pages / reserved  string  pages stored crawl-wide / page leases not yet completed
     P leases            zset    host -> lease expiry, for the reaper
@@ -26,6 +27,11 @@ Key layout, all under ``gossamer:{NAME}:`` (``P``)::
 
 The clock is Redis ``TIME`` unless a ``clock`` is injected (tests): one clock for every machine,
 so a delay holds across workers whatever their own clocks say.
+
+A host's ``[[site]]`` tables (``sites``: :class:`~gossamer.sites.SiteRules`, the crawl's once
+its settings are known) travel with each URL of the host that is queued: its URL budget and its
+delay, which Redis keeps for the host. A host is leased to one worker at a time, so a shared
+crawl asks a host at most one request at once, whatever ``max_per_host`` allows.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from gossamer.distributed.codec import decode_job, encode_job, seen_member
 from gossamer.distributed.errors import SharedFrontierError
 from gossamer.frontier.hosts import Job
 from gossamer.frontier.politeness import Answer, HostTiming, Outcome
+from gossamer.sites import SiteRules
 from gossamer.urls import host_of
 
 __all__ = [
@@ -156,8 +163,12 @@ class RedisFrontier:
         *,
         ttl: float = LEASE_TTL,
         clock: Callable[[], float] | None = None,
+        sites: SiteRules | None = None,
     ) -> None:
         self.redis = redis
+        # The crawl's [[site]] rules; set by ``create``, or by a joiner once it has read the
+        # crawl's settings. None: every host keeps the crawl's delay and budget.
+        self.sites = sites
         self.prefix = f"gossamer:{name}:"
         self.worker = worker
         self.ttl = ttl
@@ -182,6 +193,7 @@ class RedisFrontier:
         """Store the crawl's settings unless a crawl of this name exists; True if created.
         One script, so a creator that dies half-way leaves nothing half-made."""
         fields = settings.politeness_fields(config)
+        self.sites = SiteRules.of(config)
         # LEASE reserves pages of the target, so a shared crawl stores exactly max_pages.
         fields["target"] = str(config.max_pages or 0)
         args = [self.prefix, settings.to_json(config)]
@@ -199,8 +211,8 @@ class RedisFrontier:
         queued = 0
         batch: list[str] = []
         for job in jobs:
-            batch += _admission(job)
-            if len(batch) >= 4 * ADD_BATCH:
+            batch += _admission(job, self.sites)
+            if len(batch) >= 6 * ADD_BATCH:
                 queued += int(await self._run(self._add, batch))
                 batch = []
         if batch:
@@ -264,7 +276,7 @@ class RedisFrontier:
             deferred,
         ]
         for job in links:
-            args += _admission(job)
+            args += _admission(job, self.sites)
         reply = await self._run(self._complete, args)
         if _text(reply[0]) == "lost":
             return Lost()
@@ -318,11 +330,13 @@ class RedisFrontier:
     async def timing(self, host: str) -> HostTiming:
         """The host's politeness state, as :mod:`gossamer.frontier.politeness` keeps it."""
         with _wrapped("read a host's timing"):
-            got = await self.redis.hmget(self.prefix + "host:" + host, "delay", "next", "errors")
+            got = await self.redis.hmget(
+                self.prefix + "host:" + host, "delay", "next", "errors", "site"
+            )
             base = await self.redis.hget(self.prefix + "politeness", "delay")
-        delay, nxt, errors = (None if v is None else _text(v) for v in got)
+        delay, nxt, errors, site = (None if v is None else _text(v) for v in got)
         return HostTiming(
-            float(delay if delay is not None else base or 0.0),
+            float(delay if delay is not None else site if site is not None else base or 0.0),
             float(nxt or 0.0),
             int(errors or 0),
         )
@@ -340,7 +354,15 @@ class RedisFrontier:
         return [decode_job(item, host) for item in raw]
 
 
-def _admission(job: Job) -> list[str]:
-    """The four ADD/COMPLETE arguments of one URL: shard, fingerprint, host, job JSON."""
+def _admission(job: Job, sites: SiteRules | None) -> list[str]:
+    """The six ADD/COMPLETE arguments of one URL: shard, fingerprint, host, job JSON, and the
+    URL budget and delay of its host's [[site]] tables ('' where the crawl's apply)."""
     shard, member = seen_member(job.url)
-    return [shard, member, job.host or host_of(job.url), encode_job(job)]
+    host = job.host or host_of(job.url)
+    budget = delay = ""
+    if sites:
+        rule = sites.for_host(host)
+        if rule.matched:
+            budget = str(rule.max_pages or 0)
+            delay = repr(rule.delay)
+    return [shard, member, host, encode_job(job), budget, delay]

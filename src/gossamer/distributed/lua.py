@@ -14,6 +14,9 @@ the crawl's keys consistent, whatever the other workers do at the same moment:
   checked), count the page or give its reservation back, release the lease and put the host
   back in the schedule if it has work.
 * ``CRAWL_DELAY``: a robots.txt Crawl-delay sets the host's delay (``with_crawl_delay``).
+* ``ADD`` and COMPLETE's links carry, per URL, what the host's ``[[site]]`` tables set
+  (``gossamer.sites``): its URL budget, kept against ``admitted``, and its delay, kept as the
+  host's ``site`` field, which stands for the crawl's delay in every rule of the host.
 * ``RETRY_DEFERRED``: a new run asks the robots.txt files the last one deferred, at once.
 * When nothing is left but hosts waiting to retry an unavailable robots.txt, LEASE waits
   their grace (``--robots-wait``, ``deferral``: the mirror of
@@ -27,7 +30,8 @@ the crawl's keys consistent, whatever the other workers do at the same moment:
 * ``CREATE``: the settings, the politeness values the scripts read and the control state,
   all or nothing, and only if the crawl does not exist yet.
 
-The host's timing is the hash ``P host:HOST`` (``delay``, ``next``, ``errors``), the state of
+The host's timing is the hash ``P host:HOST`` (``delay``, ``next``, ``errors``; ``site``: its
+site's delay, when a table sets one), the state of
 :class:`gossamer.frontier.politeness.HostTiming`, and the Lua functions ``after`` and
 ``with_crawl_delay`` are the mirror of the Python functions of that name: the same
 arithmetic on the same doubles, so the two agree exactly
@@ -73,17 +77,25 @@ end
 local function wake()
   if scheduled > 0 then redis.call('PUBLISH', P..'work', scheduled) end
 end
--- The host's delay: its own once its robots.txt was read (CRAWL_DELAY), else the crawl's.
+-- The host's delay before Crawl-delay: its [[site]] tables' (admit), else the crawl's.
+local function site_delay(hk)
+  local site = tonumber(redis.call('HGET', hk, 'site') or '')
+  if site then return site end
+  return tonumber(redis.call('HGET', P..'politeness', 'delay') or '0')
+end
+-- The host's delay: its own once its robots.txt was read (CRAWL_DELAY), else its site's.
 local function host_delay(hk)
   local own = tonumber(redis.call('HGET', hk, 'delay') or '')
   if own then return own end
-  return tonumber(redis.call('HGET', P..'politeness', 'delay') or '0')
+  return site_delay(hk)
 end
--- politeness.with_crawl_delay: the crawl's delay or the capped Crawl-delay, the longer.
+-- politeness.with_crawl_delay: the site's delay or the capped Crawl-delay, the longer.
 local function with_crawl_delay(hk, crawl_delay)
-  local pol = redis.call('HMGET', P..'politeness', 'delay', 'crawl_delay_cap')
-  local delay = tonumber(pol[1])
-  if crawl_delay then delay = math.max(delay, math.min(crawl_delay, tonumber(pol[2]))) end
+  local delay = site_delay(hk)
+  if crawl_delay then
+    local cap = tonumber(redis.call('HGET', P..'politeness', 'crawl_delay_cap'))
+    delay = math.max(delay, math.min(crawl_delay, cap))
+  end
   redis.call('HSET', hk, 'delay', fmt(delay))
   return delay
 end
@@ -162,15 +174,19 @@ local function deferral(now)
   table.insert(origins, 1, 'deferred')
   return origins
 end
+-- Each URL: shard, member, host, job, then its host's [[site]] budget and delay ('': the
+-- crawl's; a budget of 0: none).
 local function admit(base, count)
   local limit = tonumber(redis.call('HGET', P..'politeness', 'per_host') or '0')
   local queued = 0
-  for i = base, base + 4 * (count - 1), 4 do
+  for i = base, base + 6 * (count - 1), 6 do
     local host = ARGV[i + 2]
+    local hk = P..'host:'..host
+    if ARGV[i + 5] ~= '' then redis.call('HSETNX', hk, 'site', ARGV[i + 5]) end
     if redis.call('SADD', P..'seen:'..ARGV[i], ARGV[i + 1]) == 1 then
-      local hk = P..'host:'..host
+      local budget = tonumber(ARGV[i + 4]) or limit
       local admitted = redis.call('HINCRBY', hk, 'admitted', 1)
-      if limit == 0 or admitted <= limit then
+      if budget == 0 or admitted <= budget then
         redis.call('RPUSH', P..'q:'..host, ARGV[i + 3])
         queued = queued + 1
         if redis.call('EXISTS', P..'lease:'..host) == 0 then schedule(host) end
@@ -246,7 +262,7 @@ return {'wait', fmt(now)}
 # ARGV: prefix, now, host, token, answer ('ok'|'fault'|'slow'|'local'|'unavailable'),
 #       wait ('' or seconds: Retry-After, the next robots.txt attempt), retry job ('' or
 #       JSON), count page ('1'|'0'), the origin of an unavailable robots.txt and why ('' or
-#       'origin TAB why'), then (shard, member, host, job) per link
+#       'origin TAB why'), then (shard, member, host, job, budget, delay) per link
 # -> {'done', next-allowed time, links queued, pages stored} | {'lost'}
 COMPLETE = (
     _COMMON
@@ -277,7 +293,7 @@ if ARGV[8] == '1' then
 elseif held[3] then
   unreserve()
 end
-local queued = admit(10, (#ARGV - 9) / 4)
+local queued = admit(10, (#ARGV - 9) / 6)
 schedule(host)
 wake()
 return {'done', fmt(nxt), queued, pages}
@@ -312,11 +328,11 @@ return fmt(with_crawl_delay(P..'host:'..ARGV[3], tonumber(ARGV[4])))
 """
 )
 
-# ARGV: prefix, now, then (shard, member, host, job) per URL -> URLs queued
+# ARGV: prefix, now, then (shard, member, host, job, budget, delay) per URL -> URLs queued
 ADD = (
     _COMMON
     + """
-local queued = admit(3, (#ARGV - 2) / 4)
+local queued = admit(3, (#ARGV - 2) / 6)
 wake()
 return queued
 """

@@ -5,7 +5,9 @@ limit, delay, Crawl-delay, backoff), while robots.txt is kept per origin as RFC 
 Hosts that may send a request now sit in a heap keyed by how many pages they have had, so the
 crawl spreads over many domains (fewest-fetched first); hosts waiting out their delay sit in a
 heap keyed by the time they become ready. A host is in at most one heap and leaves it while it
-has ``max_per_host`` requests in flight or a robots.txt fetch under way. Every method is
+has its in-flight limit reached or a robots.txt fetch under way. A host's delay and in-flight
+limit are the crawl's, or those of the ``[[site]]`` tables that match it (``sites``: the
+``SiteRules`` resolver, read once per host). Every method is
 synchronous and takes ``now`` from an injected monotonic clock, so the timing is deterministic
 in tests; the engine's dispatcher owns the waiting. A host's timing (delay, Crawl-delay,
 backoff, next allowed time) moves only through the politeness rule (``politeness.py``).
@@ -18,7 +20,7 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from gossamer.frontier import politeness
 from gossamer.frontier.hosts import HostState, Job, OriginRobots, RobotsState
@@ -26,6 +28,9 @@ from gossamer.frontier.seen import SeenSet
 from gossamer.robots import RobotsRules
 from gossamer.stats import CrawlStats
 from gossamer.urls import host_of, origin_of, path_query_of, robots_url
+
+if TYPE_CHECKING:
+    from gossamer.sites import SiteRules
 
 WINDOW = 64  # queued jobs per host kept in memory; the rest wait on disk
 
@@ -68,10 +73,12 @@ class Frontier:
         clock: Callable[[], float],
         backlog: Backlog | None = None,
         window: int = WINDOW,
+        sites: SiteRules | None = None,
     ) -> None:
         self._delay = delay
-        self._start = politeness.HostTiming(delay)  # every new host's timing
+        self._start = politeness.HostTiming(delay)  # every new host's timing, but a site's
         self._max_per_host = max_per_host
+        self._sites = sites if sites else None  # None: no [[site]] table, every host alike
         self._crawl_delay_cap = crawl_delay_cap
         self._robots_ttl = robots_ttl
         self._robots_retry_delay = robots_retry_delay
@@ -113,8 +120,17 @@ class Frontier:
     def host(self, key: str) -> HostState:
         state = self._hosts.get(key)
         if state is None:
-            state = self._hosts[key] = HostState(key=key, timing=self._start)
+            state = self._hosts[key] = self._new_host(key)
         return state
+
+    def _new_host(self, key: str) -> HostState:
+        if self._sites is None:
+            delay, limit = self._delay, self._max_per_host
+        else:
+            site = self._sites.for_host(key)
+            delay, limit = site.delay, site.max_per_host
+        timing = self._start if delay == self._delay else politeness.HostTiming(delay)
+        return HostState(key, timing=timing, site_delay=delay, max_in_flight=limit)
 
     def seen(self, url: str) -> bool:
         return url in self._seen
@@ -199,6 +215,11 @@ class Frontier:
             _, _, key = heapq.heappop(self._ready)
             host = self._hosts[key]
             host.heap = ""
+            if host.timing.next_time > now:
+                # With a free slot, a host waits in the ready heap while a request of its own
+                # is in flight; that request's end (or a backoff) may have moved it later.
+                self._schedule(host)
+                continue
             job = self._take(host, now)
             if job is not None:
                 host.in_flight += 1
@@ -293,7 +314,7 @@ class Frontier:
         robots.failures = 0
         robots.expires = self._clock() + (self._robots_ttl if ttl is None else ttl)
         host.timing = politeness.with_crawl_delay(
-            host.timing, host.crawl_delay, delay=self._delay, cap=self._crawl_delay_cap
+            host.timing, host.crawl_delay, delay=host.site_delay, cap=self._crawl_delay_cap
         )
         self._schedule(host)
 
@@ -382,7 +403,7 @@ class Frontier:
 
     def _schedule(self, host: HostState) -> None:
         """Put the host in the heap that matches its state, if it has work and a free slot."""
-        if host.heap or not host.has_work or host.in_flight >= self._max_per_host:
+        if host.heap or not host.has_work or host.in_flight >= host.max_in_flight:
             return
         if host.robots_fetching:
             return

@@ -76,6 +76,10 @@ class HostState:
     # delay, next allowed time (monotonic) and run of faults: moved only by the politeness
     # rule (frontier/politeness.py)
     timing: HostTiming = field(default_factory=lambda: _NO_DELAY)
+    # its site's delay (before Crawl-delay) and in-flight limit: the crawl's, or a [[site]]
+    # table's (gossamer.sites), fixed when the host is first met
+    site_delay: float = 0.0
+    max_in_flight: int = 1
     in_flight: int = 0
     fetched: int = 0  # jobs completed, for the fewest-fetched-first order
     admitted: int = 0  # URLs ever queued for this host, against the per-host budget
@@ -83,7 +87,7 @@ class HostState:
 
     @property
     def delay(self) -> float:
-        """Effective minimum gap between requests (the crawl's delay or Crawl-delay)."""
+        """Effective minimum gap between requests (the site's delay or Crawl-delay)."""
         return self.timing.delay
 
     @property

@@ -1,6 +1,8 @@
 """The Lua mirror of the politeness rule: random outcome sequences through
 ``frontier.politeness.after`` and through a real redis-server's COMPLETE and CRAWL_DELAY
-scripts end in identical host states (delay, next allowed time to the bit, faults in a row).
+scripts end in identical host states (delay, next allowed time to the bit, faults in a row),
+with the crawl's delay or a ``[[site]]`` table's for the host (``gossamer.sites``), which
+stands for the crawl's in every rule.
 
 Each example is a fresh crawl on the module's server, its clock injected and moved by the
 example (forwards and a little backwards), so no test waits.
@@ -21,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from redis.asyncio import Redis
 
-from gossamer.config import CrawlConfig, PolitenessConfig
+from gossamer.config import CrawlConfig, PolitenessConfig, SiteConfig
 from gossamer.distributed import Done, Leased, RedisFrontier
 from gossamer.frontier.hosts import Job
 from gossamer.frontier.politeness import (
@@ -69,15 +71,18 @@ _pacing = st.tuples(
     st.floats(0.0, 3.0),  # delay
     st.floats(0.0, 40.0),  # crawl_delay_cap
     st.floats(1.0, 400.0),  # max_backoff
+    st.none() | st.floats(0.0, 60.0),  # the host's [[site]] delay (None: no table)
 )
 
 
 async def _mirror(
-    server: RedisServer, pacing: tuple[float, float, float], steps: list[Step]
+    server: RedisServer, pacing: tuple[float, float, float, float | None], steps: list[Step]
 ) -> None:
-    delay, cap, max_backoff = pacing
-    polite = PolitenessConfig(delay=delay, crawl_delay_cap=cap, max_backoff=max_backoff)
-    config = CrawlConfig(seeds=Path("seeds.txt"), out=Path("out"), politeness=polite)
+    crawl_delay, cap, max_backoff, own = pacing
+    polite = PolitenessConfig(delay=crawl_delay, crawl_delay_cap=cap, max_backoff=max_backoff)
+    sites = () if own is None else (SiteConfig(match="*.test", delay=own),)
+    config = CrawlConfig(seeds=Path("seeds.txt"), out=Path("out"), politeness=polite, sites=sites)
+    delay = crawl_delay if own is None else own  # what politeness.py is given for the host
     clock = FakeClock()
     front = RedisFrontier(Redis.from_url(server.url), f"m{next(_names)}", "w", clock=clock)
     try:
@@ -114,6 +119,6 @@ async def _mirror(
 )
 @given(pacing=_pacing, steps=_steps)
 def test_the_lua_scripts_move_a_host_as_the_python_rule_does(
-    redis_server: RedisServer, pacing: tuple[float, float, float], steps: list[Step]
+    redis_server: RedisServer, pacing: tuple[float, float, float, float | None], steps: list[Step]
 ) -> None:
     asyncio.run(_mirror(redis_server, pacing, steps))

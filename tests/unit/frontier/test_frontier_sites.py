@@ -1,0 +1,86 @@
+"""The in-process frontier under ``[[site]]`` tables: a matching host starts from its site's
+delay and in-flight limit, the others from the crawl's; a larger Crawl-delay still wins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gossamer.config import CrawlConfig, PolitenessConfig, SiteConfig
+from gossamer.frontier import Frontier, Job
+from gossamer.robots import parse_robots
+from gossamer.sites import SiteRules
+from gossamer.stats import CrawlStats
+from gossamer.urls import host_of
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+SITE = SiteConfig(match="*.slow.test", delay=0.5, max_per_host=2)
+
+
+def make(clock: Clock, *tables: SiteConfig) -> Frontier:
+    polite = PolitenessConfig(delay=0.2, max_per_host=1, crawl_delay_cap=30.0)
+    config = CrawlConfig(seeds=Path("s"), out=Path("o"), politeness=polite, sites=tables)
+    return Frontier(
+        delay=polite.delay,
+        max_per_host=polite.max_per_host,
+        crawl_delay_cap=polite.crawl_delay_cap,
+        robots_ttl=3600.0,
+        robots_retry_delay=10.0,
+        robots_retries=2,
+        stats=CrawlStats(),
+        clock=clock,
+        sites=SiteRules.of(config),
+    )
+
+
+def fill(frontier: Frontier, origin: str, pages: int, robots: str = "") -> None:
+    for n in range(pages):
+        frontier.add(Job(url=f"{origin}/p{n}", host=host_of(origin)))
+    ticket = frontier.pop_ready()
+    assert ticket is not None and ticket.robots
+    frontier.set_robots(origin, parse_robots(robots.encode(), "gossamer"))
+    frontier.done(ticket, success=True)
+
+
+def taken(frontier: Frontier) -> list[Job]:
+    jobs = []
+    while (job := frontier.pop_ready()) is not None:
+        jobs.append(job)
+    return jobs
+
+
+def test_a_site_host_takes_its_limit_and_delay_while_others_keep_the_crawls() -> None:
+    clock = Clock()
+    frontier = make(clock, SITE)
+    fill(frontier, "http://www.slow.test", 6)
+    fill(frontier, "http://other.test", 6)
+    assert taken(frontier) == []  # both wait out their delay after robots.txt
+    clock.now += 0.2
+    assert [job.host for job in taken(frontier)] == ["other.test"]  # 0.2 s: only the crawl's
+    clock.now += 0.3
+    site = [job for job in taken(frontier) if job.host == "www.slow.test"]
+    assert len(site) == 2  # its own limit: two at once
+    assert frontier.host("www.slow.test").delay == 0.5
+    assert frontier.host("other.test").delay == 0.2
+    frontier.done(site[0], success=True)
+    clock.now += 0.49
+    assert not [job for job in taken(frontier) if job.host == "www.slow.test"]
+    clock.now += 0.01
+    assert [job.host for job in taken(frontier)] == ["www.slow.test"]
+
+
+def test_a_larger_crawl_delay_wins_over_the_sites_delay_and_a_smaller_one_does_not() -> None:
+    frontier = make(Clock(), SITE, SiteConfig(match="fast.slow.test", delay=0.0))
+    fill(frontier, "http://a.slow.test", 1, "User-agent: *\nCrawl-delay: 3\n")
+    fill(frontier, "http://b.slow.test", 1, "User-agent: *\nCrawl-delay: 0.1\n")
+    fill(frontier, "http://fast.slow.test", 1, "User-agent: *\nCrawl-delay: 1\n")
+    assert frontier.host("a.slow.test").delay == 3.0
+    assert frontier.host("b.slow.test").delay == 0.5
+    assert frontier.host("fast.slow.test").delay == 1.0  # looser than robots.txt: never
