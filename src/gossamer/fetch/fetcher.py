@@ -18,6 +18,7 @@ import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
@@ -32,6 +33,9 @@ from gossamer.fetch.result import FetchResult, Headers
 from gossamer.fetch.sniff import RESOURCE_HEADER, computed_type, media_type, needs_sniffing
 from gossamer.robots.parser import MAX_ROBOTS_BYTES, whole_lines
 from gossamer.urls import canonical_link
+
+if TYPE_CHECKING:
+    from gossamer.sites import SiteRule
 
 __all__ = [
     "ROBOTS_MAX_BYTES",
@@ -98,11 +102,15 @@ class Fetcher:
         system_resolver: AbstractResolver | None = None,
         max_per_ip: int | None = None,
         ca_file: str | None = None,
+        site_for: Callable[[str], SiteRule] | None = None,
     ) -> None:
         """``max_per_ip``: exchanges in flight per server address (None: no cap).
 
         ``ca_file``: a PEM file of certificate authorities trusted besides the system's; a file
         that cannot be used raises :class:`ConfigError` when the fetcher starts.
+
+        ``site_for``: the ``[[site]]`` rule of a URL (``SiteRules.for_url``): its
+        ``user_agent`` and ``headers`` go with each request to the site, robots.txt included.
         """
         self._user_agent = user_agent
         self._limits = limits
@@ -113,6 +121,7 @@ class Fetcher:
         self._system_resolver = system_resolver  # None: the operating system's
         self._max_per_ip = max_per_ip
         self._ca_file = ca_file
+        self._site_for = site_for
         self._gate: AddressGate | None = None
         self._session: aiohttp.ClientSession | None = None
 
@@ -249,6 +258,14 @@ class Fetcher:
         check_literal(target.raw_host, self._rules, self._allow_private)
         return target
 
+    def _site_headers(self, url: str, extra: dict[str, str] | None = None) -> dict[str, str] | None:
+        """The request's own headers: its site's User-Agent and headers, then ``extra``."""
+        rule = None if self._site_for is None else self._site_for(url)
+        if rule is None or not rule.matched:  # no table names the site: the session's own
+            return extra
+        own = {**dict(rule.headers), "User-Agent": rule.user_agent}
+        return own if extra is None else own | extra
+
     @staticmethod
     async def _wait_for_slot(gate: AddressGate, address: str, deadline: asyncio.Timeout) -> None:
         """Wait for a slot of ``address`` with the total time limit paused.
@@ -275,7 +292,8 @@ class Fetcher:
         any_type: bool = False,
     ) -> FetchResult:
         assert self._session is not None
-        async with self._session.get(target, allow_redirects=False) as resp:
+        headers = self._site_headers(url)
+        async with self._session.get(target, allow_redirects=False, headers=headers) as resp:
             if resp.status < MIN_STATUS:  # "000", "042": three digits, but no HTTP status
                 return FetchResult(
                     url=url,
