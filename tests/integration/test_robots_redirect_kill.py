@@ -2,8 +2,8 @@
 
 A robots.txt that redirects (``/robots.txt`` 301 -> ``/robots-real.txt``) is fetched whole,
 then its hops are archived one after the other, each recorded as it is written. A kill that
-lands between the two (the log line of the first hop is written there, and a crawl blocked on
-a full stderr pipe waits exactly there) leaves the 301 archived and no answer: the rules were
+lands between the two (the first hop's "fetched" log line, which the kill -9 loop counts to
+time its kills, is written right there) leaves the 301 archived and no answer: the rules were
 never known, so the resume must ask robots.txt again, and the 301 is archived a second time.
 That is what the kill -9 loop of ``test_crash_resume.py`` once saw as "a lasting robots.txt
 stored twice"; the answer the redirect led to is stored once.
