@@ -36,7 +36,9 @@ WACZ_TOOL = Path(sys.executable).with_name("wacz")
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     tmp = tmp_path_factory.mktemp("export")
-    with ThreadedTestWeb(build_web(WebSpec(seed=7, hosts=4, pages_per_host=10))) as site:
+    with ThreadedTestWeb(
+        build_web(WebSpec(seed=7, hosts=4, pages_per_host=10, crawl_delay_hosts=False))
+    ) as site:
         run = crawl(site, tmp, workers=1)
     build_index(run.out, workers=1)
     yield run.out

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ROW_GROUP", "Writer", "open_writer"]
 
-ROW_GROUP = 2_000  # records per Parquet row group
-ROW_GROUP_BYTES = 64 * 1024 * 1024  # ... or this much text, whichever comes first
+ROW_GROUP = 1_000  # records per Parquet row group
+ROW_GROUP_BYTES = 32 * 1024 * 1024  # ... or this much text, whichever comes first
 _KINDS = {field.name: field.kind for field in FIELDS}
 
 
@@ -118,6 +118,10 @@ class ParquetWriter:
         if self._rows:
             table = pa.Table.from_pydict(self._columns, schema=self._schema)
             self._writer.write_table(table)
+            del table
+            # Arrow's allocator keeps freed blocks for reuse; handing them back after each row
+            # group keeps the process's size that of one group, however many are written.
+            pa.default_memory_pool().release_unused()
         self._columns = {name: [] for name in self._fields}
         self._rows = self._bytes = 0
 
