@@ -176,3 +176,17 @@ def test_bad_rules_and_plugins_are_one_line(tmp_path: Path, toml: str, said: str
     with pytest.raises(ConfigError) as caught:
         _config(tmp_path, toml)
     assert said in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_an_entry_point_of_the_plugins_group_is_found_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "facts_plugin.py").write_text(
+        "from gossamer.plugins import Plugin\nclass Facts(Plugin):\n    name = 'facts'\n"
+    )
+    info = tmp_path / "facts_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: facts-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[gossamer.plugins]\nfacts = facts_plugin:Facts\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert load_plugin("facts").name == "facts"
