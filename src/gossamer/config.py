@@ -131,6 +131,28 @@ class ScopeConfig:
     # drop links or admit more URLs.
     extract: tuple[ExtractRule, ...] = ()
     plugins: tuple[str, ...] = ()
+    # where links may lead (`--scope`): "seeds" (the seeds alone, no link followed), "host"
+    # (the seeds' hosts), "domain" (their registrable domains), "prefix" (the seeds' URLs up to
+    # the last /) or "any": the default, as a crawl from a seed list is meant to cross sites
+    mode: str = "any"
+    # also these domains and their subdomains (`--allow-domain`); with mode "any": only them
+    allow_domains: tuple[str, ...] = ()
+    # regular expressions; when given, a URL (canonical form) must match one (`--include`)
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()  # regular expressions; a URL one matches is refused (`--exclude`)
+    # SURT-prefix rules as Heritrix writes them: "+http://(org,example,)/" allows (like
+    # --allow-domain), "-http://(org,example,)/private/" refuses
+    surts: tuple[str, ...] = ()
+    # suffixes treated as public beside the Public Suffix List's, for mode "domain"
+    public_suffixes: tuple[str, ...] = ()
+    # the SURT prefixes the seeds gave modes "host", "domain" and "prefix" when the crawl
+    # started: filled by Gossamer and kept, so a resumed crawl or a joining worker judges alike
+    seed_area: tuple[str, ...] = ()
+    # follow the links of pages in these languages only (`--languages en,de`; ISO 639-1 codes,
+    # the index's detection; needs the search extra); the others are stored and counted
+    languages: tuple[str, ...] = ()
+    # with languages: pages in other languages are not stored either (`--skip-other-languages`)
+    skip_other_languages: bool = False
 
 
 def usable_cores() -> int:

@@ -221,6 +221,61 @@ def _site_tables(value: Any) -> str | None:
     return None
 
 
+_DOMAIN = re.compile(r"(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9_-]{1,63}")
+_LANGUAGE = re.compile(r"[a-z]{2,3}")
+
+
+def _scope_mode(value: Any) -> str | None:
+    from gossamer.crawling.scope import MODES  # noqa: PLC0415 (scope imports the config's)
+
+    return None if value in MODES else f"must be one of {', '.join(MODES)}"
+
+
+def _domains(value: Any) -> str | None:
+    """Host names in lower case, without scheme, port or path: ``example.org``."""
+    if not _strings(value):
+        return "must be a list of domain names"
+    for entry in value:
+        if not _DOMAIN.fullmatch(entry) or len(entry) > 253:
+            return f"entry {shortened(entry, 80)!r} is not a domain name such as example.org"
+    return None
+
+
+def _regexes(value: Any) -> str | None:
+    if not _strings(value):
+        return "must be a list of regular expressions"
+    for entry in value:
+        try:
+            re.compile(entry)
+        except re.error as exc:
+            return f"entry {shortened(entry, 80)!r} is not a regular expression ({exc})"
+    return None
+
+
+def _surts(value: Any) -> str | None:
+    if not _strings(value):
+        return "must be a list of SURT prefixes such as +http://(org,example,)/"
+    from gossamer.crawling.scope import surt_rule  # noqa: PLC0415
+
+    for entry in value:
+        try:
+            surt_rule(entry)
+        except ValueError as exc:
+            return f"entry {shortened(entry, 80)!r} {exc}"
+    return None
+
+
+def _languages(value: Any) -> str | None:
+    if not _strings(value) or not all(_LANGUAGE.fullmatch(code) for code in value):
+        return "must be a list of ISO 639-1 language codes such as en, de"
+    from gossamer.extras import installed  # noqa: PLC0415
+
+    if value and not installed("search"):
+        # The crawl tells languages apart with the indexer's model (py3langid).
+        return "needs the search extra: pip install 'gossamer[search]'"
+    return None
+
+
 def _whole(low: int, *, optional: bool = False, high: int | None = None) -> _Number:
     return _Number(seconds=False, low=low, optional=optional, high=high)
 
@@ -269,6 +324,15 @@ RULES: dict[str, Check] = {
     "scope.sitemaps": _flag,
     "scope.extract": _extract_rules,
     "scope.plugins": _plugins,
+    "scope.mode": _scope_mode,
+    "scope.allow_domains": _domains,
+    "scope.include": _regexes,
+    "scope.exclude": _regexes,
+    "scope.surts": _surts,
+    "scope.public_suffixes": _domains,
+    "scope.seed_area": _surts,
+    "scope.languages": _languages,
+    "scope.skip_other_languages": _flag,
     "sites": _site_tables,
 }
 

@@ -51,6 +51,12 @@ class CrawlStats:
     redirects: int = 0
     skipped_robots: int = 0  # URLs refused by robots.txt
     skipped_other: int = 0  # URLs refused by scope rules (depth, scheme, length)
+    # Of those, the ones the user's scope rules refused, by rule ("domain", "exclude", ...:
+    # crawling/scope.py); not errors of their hosts.
+    skipped_scope: Counter[str] = field(default_factory=Counter)
+    # Pages in a language --languages does not name, by language: their links not followed
+    # (and, with --skip-other-languages, the pages not stored).
+    other_languages: Counter[str] = field(default_factory=Counter)
     # Links whose session id was stripped before dedup: the cleaned URL is crawled, so this is
     # a normalisation, not an error.
     session_ids_stripped: int = 0
@@ -80,6 +86,8 @@ class CrawlStats:
         return replace(
             self,
             errors=Counter(self.errors),
+            skipped_scope=Counter(self.skipped_scope),
+            other_languages=Counter(self.other_languages),
             statuses=Counter(self.statuses),
             hosts={
                 name: HostStats(
@@ -102,6 +110,23 @@ class CrawlStats:
 
     def duration(self, now: float | None = None) -> float:
         return self.elapsed_before + ((now if now is not None else time.time()) - self.started)
+
+    def skip_scope(self, rule: str) -> None:
+        """A URL the scope rule ``rule`` refused."""
+        self.skipped_other += 1
+        self.skipped_scope[rule] += 1
+
+    def carry_scope(self, snapshot: dict[str, object]) -> None:
+        """Add a saved snapshot's refusals by scope rule and pages by other language (an
+        earlier run's, or a worker's) to these counters."""
+        for key, counter in (
+            ("skipped_scope", self.skipped_scope),
+            ("other_languages", self.other_languages),
+        ):
+            saved = snapshot.get(key)
+            for name, count in (saved if isinstance(saved, dict) else {}).items():
+                if isinstance(count, int) and not isinstance(count, bool):
+                    counter[str(name)] += count
 
     def record_error(self, kind: str, host: str | None = None) -> None:
         self.errors[kind] += 1
@@ -142,6 +167,8 @@ class CrawlStats:
             "redirects": self.redirects,
             "skipped_robots": self.skipped_robots,
             "skipped_other": self.skipped_other,
+            "skipped_scope": dict(self.skipped_scope),
+            "other_languages": dict(self.other_languages),
             "session_ids_stripped": self.session_ids_stripped,
             "errors": dict(self.errors),
             "error_total": sum(self.errors.values()),

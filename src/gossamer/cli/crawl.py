@@ -17,12 +17,13 @@ from typing import Any
 from gossamer.cli.distributed import add_frontier_flags, print_result, shared_of
 from gossamer.cli.ending import ending_quietly, exit_status
 from gossamer.cli.flags import int_between, path, pipeline_spec, positive_int, seconds
-from gossamer.config import CrawlConfig, PolitenessConfig, requested, settle
+from gossamer.config import CrawlConfig, PolitenessConfig, Requested, requested, settle
+from gossamer.crawling.scope import MODES, scope_of, seed_surts
 from gossamer.engine.workers import crawl_here
 from gossamer.errors import ConfigError, escaped
 from gossamer.extras import require
 from gossamer.plan import CrawlPlan, begin_crawl, plan_crawl
-from gossamer.seeds import SeedList, read_seeds
+from gossamer.seeds import MAX_URL_LENGTH, SeedList, read_seeds
 from gossamer.store.reports import ending_line
 from gossamer.threads import STRATEGIES
 from gossamer.threads.engine import ThreadOptions, run_threaded
@@ -52,6 +53,13 @@ FLAGS = {
     "scope.sitemaps": "--no-sitemaps",
     "resolve": "--resolve",
     "progress": "--no-progress",
+    "scope.mode": "--scope",
+    "scope.seed_area": "--scope",
+    "scope.allow_domains": "--allow-domain",
+    "scope.include": "--include",
+    "scope.exclude": "--exclude",
+    "scope.languages": "--languages",
+    "scope.skip_other_languages": "--skip-other-languages",
 }
 
 
@@ -149,8 +157,95 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="no progress line on stderr (it is shown only on a terminal anyway)",
     )
+    _add_scope_flags(p)
     _add_thread_flags(p)
     add_frontier_flags(p.add_argument_group("a crawl shared in Redis"), required=False)
+
+
+def _add_scope_flags(p: Any) -> None:
+    """Where links may lead, and which languages' links are followed (crawling/scope.py)."""
+    group = p.add_argument_group("scope: which URLs the crawl fetches")
+    group.add_argument(
+        "--scope",
+        choices=MODES,
+        help="seeds: the seeds alone, no link followed; host: the seeds' hosts; domain: their"
+        " registrable domains (public suffix list); prefix: the seeds' URLs up to the last"
+        " '/'; any (default): wherever links lead",
+    )
+    group.add_argument(
+        "--allow-domain",
+        action="append",
+        default=[],
+        metavar="D",
+        help="also allow domain D and its subdomains (with --scope any: only those); may repeat",
+    )
+    group.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="fetch only URLs (canonical form) this regular expression finds; may repeat",
+    )
+    group.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="never fetch URLs (canonical form) this regular expression finds; may repeat",
+    )
+    group.add_argument(
+        "--languages",
+        type=_codes,
+        metavar="en,de",
+        help="follow the links of pages in these languages only (the others are stored and"
+        " counted; needs the search extra)",
+    )
+    group.add_argument(
+        "--skip-other-languages",
+        action="store_true",
+        help="with --languages: do not store pages in other languages either",
+    )
+
+
+def _codes(text: str) -> tuple[str, ...]:
+    return tuple(code.strip().lower() for code in text.split(",") if code.strip())
+
+
+def _seed_area(wanted: Requested, seeds_file: Path | None) -> tuple[str, ...] | None:
+    """The SURT prefixes the seeds give ``--scope host|domain|prefix``, worked out once when
+    the crawl starts and kept with its settings; None when there are none to work out."""
+    mode = wanted.values.get("scope.mode")
+    suffixes = wanted.values.get("scope.public_suffixes", ())
+    if seeds_file is None or mode not in ("host", "domain", "prefix"):
+        return None
+    if not isinstance(suffixes, tuple) or not all(isinstance(s, str) for s in suffixes):
+        return None  # refused with its own message when the settings are checked
+    length = wanted.values.get("scope.max_url_length", MAX_URL_LENGTH)
+    seeds = read_seeds(seeds_file, max_url_length=length if isinstance(length, int) else 2048)
+    return seed_surts(mode, (url for seed in seeds.seeds for url in seed.urls), suffixes)
+
+
+def _check_seeds(config: CrawlConfig, seeds: SeedList) -> None:
+    """Refuse a seed the scope rules would refuse: seeds and rules come from one user, and a
+    seed silently dropped would be a crawl that does not do what was asked."""
+    rules = scope_of(config.scope)
+    for seed in seeds.seeds:
+        rule = rules.refusal(seed.urls[0])
+        if rule is not None:
+            where = f"seeds line {seed.line}" if seed.line else "a seed"
+            raise ConfigError(
+                f"{where} ({escaped(seed.urls[0])}) is out of the crawl's scope by its {rule}"
+                f" rule; remove the seed or change {_RULE_FLAGS.get(rule, '--scope')}"
+            )
+
+
+# The flag that sets each scope rule, for the message of a seed it refuses.
+_RULE_FLAGS = {
+    "exclude": "--exclude",
+    "include": "--include",
+    "allow": "--allow-domain (or the SURT rules of the config)",
+    "surt": "the SURT rules of the config",
+}
 
 
 def _add_thread_flags(p: Any) -> None:
@@ -209,7 +304,20 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "scope.sitemaps": False if args.no_sitemaps else None,
         "resolve": tuple(args.resolve) or None,
         "progress": False if args.no_progress else None,
+        "scope.mode": args.scope,
+        "scope.allow_domains": tuple(d.strip().lower() for d in args.allow_domain) or None,
+        "scope.include": tuple(args.include) or None,
+        "scope.exclude": tuple(args.exclude) or None,
+        "scope.languages": args.languages,
+        "scope.skip_other_languages": True if args.skip_other_languages else None,
     }
+
+
+def _with_seed_area(args: argparse.Namespace, overrides: dict[str, Any]) -> dict[str, Any]:
+    """``overrides`` with the seeds' area for ``--scope host|domain|prefix`` (from the seeds
+    file this command names; a resume without one keeps the stored area)."""
+    area = _seed_area(requested(args.config, overrides, FLAGS), args.seeds)
+    return overrides if area is None else overrides | {"scope.seed_area": area}
 
 
 def crawl_plan(args: argparse.Namespace) -> CrawlPlan:
@@ -219,9 +327,10 @@ def crawl_plan(args: argparse.Namespace) -> CrawlPlan:
         args.resume or args.out,
         resume=args.resume is not None,
         config_file=args.config,
-        overrides=_overrides(args),
+        overrides=_with_seed_area(args, _overrides(args)),
         flags=FLAGS,
     )
+    _check_seeds(plan.config, plan.seeds)
     for problem in plan.seeds.problems:
         log.warning(
             "seeds line %d ignored (%s): %s",
@@ -275,9 +384,10 @@ def run_shared_crawl(args: argparse.Namespace, ended: Callable[[], None]) -> int
         )
     if args.seeds is None:
         raise ConfigError("--frontier needs a seeds file (gossamer worker joins without one)")
-    wanted = requested(args.config, _overrides(args), FLAGS)
+    wanted = requested(args.config, _with_seed_area(args, _overrides(args)), FLAGS)
     config = settle(CrawlConfig(seeds=args.seeds, out=args.out), wanted)
     seeds = read_seeds(config.seeds, max_url_length=config.scope.max_url_length)
+    _check_seeds(config, seeds)
     result = start_crawl(shared_of(args, "gossamer crawl --frontier"), config, wanted, seeds)
     ended()
     print_result(result, config.out)

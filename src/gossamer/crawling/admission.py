@@ -14,6 +14,12 @@ every run and in replay alike: a link refused before a restart is refused again 
 ``catch_up`` offers it anew, and a calendar gets ``max_family`` pages however often the crawl
 is stopped. The replay of a resume goes through an admitter too; since a family's row is a
 minimum, replaying the links that made it changes nothing.
+
+The scope rules (``crawling/scope.py``: ``--scope``, ``--allow-domain``, ``--include``,
+``--exclude``, SURT prefixes) are judged here, before a URL is forwarded to the worker that
+owns its host, so every mode refuses the same URLs and counts each refusal once, by its rule
+(``CrawlStats.skipped_scope``). A redirect target goes through :meth:`Admitter.admit` like a
+link: one out of scope is recorded as the redirect's link and not followed.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from gossamer.config import ScopeConfig
+from gossamer.crawling.scope import scope_of
 from gossamer.frontier import Admission, Job
 from gossamer.generations import Generations
 from gossamer.stats import CrawlStats
@@ -68,18 +75,25 @@ class Queue(Protocol):
 
 class _Facts:
     """What admission works out once per URL: its form after session ids are stripped, its
-    host, whether ids were stripped, the trap rule it breaks, its family; and whether the
-    queue has seen it (which, once True, stays True)."""
+    host, whether ids were stripped, the trap rule it breaks, the scope rule that refuses it,
+    its family; and whether the queue has seen it (which, once True, stays True)."""
 
-    __slots__ = ("family", "host", "seen", "stripped", "trap", "url")
+    __slots__ = ("family", "host", "out_of_scope", "seen", "stripped", "trap", "url")
 
-    def __init__(
-        self, url: str, host: str, stripped: bool, trap: str | None, family: str | None
+    def __init__(  # noqa: PLR0917 - one record of facts, built in one place
+        self,
+        url: str,
+        host: str,
+        stripped: bool,
+        trap: str | None,
+        out_of_scope: str | None,
+        family: str | None,
     ) -> None:
         self.url = url
         self.host = host
         self.stripped = stripped
         self.trap = trap
+        self.out_of_scope = out_of_scope
         self.family = family
         self.seen = False
 
@@ -104,6 +118,7 @@ class Admitter:
         self._stats = stats
         self._db = db
         self._part = part  # set when this crawler is one worker of a partitioned crawl
+        self._rules = scope_of(scope)
         # Kept by the worker that owns a host: it sees every URL of that host, whoever found it.
         self._families = _families(scope.max_family, db, part)
         # URL as found -> what the rules say of it, for links met on page after page.
@@ -135,6 +150,14 @@ class Admitter:
         if facts.trap is not None:
             self._stats.skipped_other += 1
             self._stats.record_error(facts.trap, host)
+            return False
+        rule = facts.out_of_scope
+        if rule is None and depth > 0 and not self._rules.follows_links:
+            rule = "seeds"
+        if rule is not None:
+            # Not an error of the host: the user drew the line. Counted by rule, before the
+            # URL is forwarded, so each worker counts only what it found.
+            self._stats.skip_scope(rule)
             return False
         scope = self._scope
         if scope.max_depth is not None and depth > scope.max_depth:
@@ -171,8 +194,13 @@ class Admitter:
             max_depth=scope.max_path_depth,
             max_repeats=scope.max_path_repeats,
         )
-        family = family_key(stripped) if self._families is not None and trap is None else None
-        return _Facts(stripped, host_of(url), stripped != url, trap, family)
+        out = self._rules.refusal(stripped) if trap is None else None
+        family = (
+            family_key(stripped)
+            if self._families is not None and trap is None and out is None
+            else None
+        )
+        return _Facts(stripped, host_of(url), stripped != url, trap, out, family)
 
     def _seen(self, facts: _Facts) -> bool:
         if not facts.seen:

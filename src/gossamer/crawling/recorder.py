@@ -12,9 +12,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gossamer.crawling.admission import Admitter
+from gossamer.crawling.language import LanguageRule
 from gossamer.crawling.sitemaps import Sitemaps
 from gossamer.fetch import FetchResult
 from gossamer.fetch.fetcher import media_type
@@ -72,10 +74,38 @@ class Recorder:
         # The scope's [[extract]] rules and plugins (issue 33), run on every HTML page this
         # recorder records, live or replayed: so every engine runs them, by construction.
         self._hooks = _hooks_of(admitter, stats, db)
+        # --languages (issue 30): the links of pages in other languages are not followed.
+        languages = admitter.scope.languages
+        self._language = (
+            LanguageRule(frozenset(languages), not admitter.scope.skip_other_languages)
+            if languages
+            else None
+        )
 
     def purpose(self, job: Job) -> str:
         """How a page job's exchange is archived and recorded: "page" or "sitemap"."""
         return self._sitemaps.purpose(job.url)
+
+    def screened(self, job: Job, result: FetchResult) -> FetchResult:
+        """``result`` as it is to be archived: with ``--skip-other-languages``, an HTML page
+        in another language is counted and marked as a body not kept (no WARC record, no
+        stored page), as a media type not kept is."""
+        rule = self._language
+        if (
+            rule is None
+            or rule.store_others
+            or not (200 <= result.status < 300)
+            or result.error
+            or result.skipped_body
+            or media_type(result.content_type) not in HTML_TYPES
+            or self._sitemaps.purpose(job.url) != "page"
+        ):
+            return result
+        lang = rule.other_language(result.content[:PARSE_LIMIT], result.content_type)
+        if lang is None:
+            return result
+        self._stats.other_languages[lang] += 1
+        return replace(result, skipped_body=True)
 
     def record_robots(
         self, job: Job, hop: FetchResult, location: WarcLocation | None
@@ -151,8 +181,20 @@ class Recorder:
         if media_type(result.content_type) in HTML_TYPES:
             # The parse also gives the page's title and noindex; crawl.db has no column for
             # them yet (the index reads them again from the WARC record).
-            self._links(job, result)
+            self._links(job, result, follow=self._follows(result))
         return True
+
+    def _follows(self, result: FetchResult) -> bool:
+        """Whether the links of a stored HTML page are followed: not those of a page in a
+        language --languages leaves out (counted by language)."""
+        rule = self._language
+        if rule is None:
+            return True
+        lang = rule.other_language(result.content[:PARSE_LIMIT], result.content_type)
+        if lang is None:
+            return True
+        self._stats.other_languages[lang] += 1
+        return False
 
     def _count(self, job: Job, result: FetchResult, purpose: str) -> None:
         log.debug(
@@ -195,7 +237,7 @@ class Recorder:
             target, job.depth, result.url, hops=job.hops + 1, fallbacks=job.fallbacks
         )
 
-    def _links(self, job: Job, result: FetchResult) -> ParsedPage:
+    def _links(self, job: Job, result: FetchResult, *, follow: bool = True) -> ParsedPage:
         # The parse tree costs ~24x the bytes parsed: links are taken from the first
         # PARSE_LIMIT bytes only, which bounds memory per page (the WARC keeps the whole body).
         parsed = parse_html(
@@ -216,11 +258,12 @@ class Recorder:
             # Before admission: the links a plugin drops are never queued, and the URLs it
             # adds are queued in this exchange, so the crawl's end still sees all its work.
             drop, more = hooks.page(self._page(job, result, targets), job.host)
-            for url in more:
+            for url in more if follow else ():
                 target = canonical_link(url, result.url)
                 if target is not None:
                     self._admitter.admit(target, depth, result.url)
-        if parsed.nofollow and self._respect_nofollow:
+        if not follow or (parsed.nofollow and self._respect_nofollow):
+            # (A page in another language: its links are kept in crawl.db, not followed.)
             return parsed
         for link in parsed.links:
             if link.nofollow and self._respect_nofollow:

@@ -161,7 +161,10 @@ def _stats_lines(snapshot: dict[str, object], side: dict[str, Counter[int]]) -> 
         f"redirects: {_as_int(snapshot['redirects'])}",
         f"discovered: {_as_int(snapshot['discovered'])}",
         f"skipped by robots.txt: {_as_int(snapshot['skipped_robots'])}",
-        f"skipped by scope: {_as_int(snapshot['skipped_other'])}",
+        _scope_line(
+            _as_int(snapshot["skipped_other"]), _int_map(snapshot.get("skipped_scope", {}))
+        ),
+        *_language_lines(_int_map(snapshot.get("other_languages", {}))),
         f"session ids stripped: {_as_int(snapshot['session_ids_stripped'])}"
         " (the URL without them is crawled)",
         f"average time per request: {_as_float(snapshot['avg_request_seconds']):.5f} s",
@@ -177,6 +180,29 @@ def _stats_lines(snapshot: dict[str, object], side: dict[str, Counter[int]]) -> 
         ),
     ]
     return [line + "\n" for line in lines]
+
+
+def _scope_line(total: int, by_rule: dict[str, int]) -> str:
+    """``skipped by scope: domain 1,234, exclude 56, depth or trap 3``: the user's scope
+    rules by name, then what the depth, trap and budget rules refused."""
+    if not by_rule:
+        return f"skipped by scope: {total:,}"
+    parts = [f"{rule} {count:,}" for rule, count in sorted(by_rule.items(), key=_most)]
+    rest = total - sum(by_rule.values())
+    if rest > 0:
+        parts.append(f"depth or trap {rest:,}")
+    return "skipped by scope: " + ", ".join(parts)
+
+
+def _language_lines(by_language: dict[str, int]) -> list[str]:
+    if not by_language:
+        return []
+    counts = ", ".join(f"{lang} {n:,}" for lang, n in sorted(by_language.items(), key=_most))
+    return [f"pages in other languages: {counts} (their links not followed)"]
+
+
+def _most(item: tuple[str, int]) -> tuple[int, str]:
+    return -item[1], item[0]
 
 
 def _hourly_lines(stats: CrawlStats) -> Iterator[str]:
