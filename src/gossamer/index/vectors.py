@@ -7,10 +7,10 @@ The file is a plain matrix of little-endian float32, row ``num`` for the documen
 row number ``num`` (tantivy's ``num`` fast field), 1 KiB a row at 256 dimensions; a row of
 zeros is a page with no vector (skipped, replaced by a newer version, never embedded). The
 header (``vectors.json``) names the model and says how many rows are complete. A search
-memory-maps the matrix and takes the exact dot product with every row: 100,000 pages are
-100 MB read once into the page cache and a few milliseconds a query on one core
-(BENCHMARKS.md); an approximate index (HNSW, e.g. usearch) is worth its build time and
-recall loss only well past that size, and is not used.
+reads the matrix into memory and takes the exact dot product with every row: 100,000 pages
+are 100 MB and about 5-12 ms a query on one core (BENCHMARKS.md, issue 35); an approximate
+index (HNSW, e.g. usearch) would answer in well under a millisecond at the cost of its build
+time, memory and recall, and is the next step past that size; it is not used yet.
 
 Built incrementally by ``gossamer index``, under the index's lock, after tantivy's last
 commit: the pages whose ``num`` lies past the header's row count are embedded and written;
@@ -199,7 +199,7 @@ def _clear_gone(out: BinaryIO, live: set[int], done: int) -> int:
 
 
 class Vectors:
-    """The page vectors of one index, memory-mapped for searching."""
+    """The page vectors of one index, read for searching."""
 
     def __init__(self, matrix: npt.NDArray[np.float32]) -> None:
         self.matrix = matrix
@@ -214,8 +214,10 @@ class Vectors:
         path = index_dir / VECTORS_FILE
         if not rows or not path.is_file() or path.stat().st_size < rows * _ROW_BYTES:
             return None
-        matrix = np.memmap(path, dtype="<f4", mode="r", shape=(rows, DIMENSIONS))
-        return cls(matrix)
+        # Read whole, not memory-mapped: a product over a mapped file ran at half the speed
+        # (21.6 against 12.2 ms at 100k rows on a loaded machine), and 100k rows are 100 MB.
+        matrix = np.fromfile(path, dtype="<f4", count=rows * DIMENSIONS)
+        return cls(matrix.reshape(rows, DIMENSIONS))
 
     @property
     def rows(self) -> int:

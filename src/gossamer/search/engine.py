@@ -31,7 +31,7 @@ from gossamer.search.compile import CompiledQuery, compile_query
 from gossamer.search.docranks import doc_ranks
 from gossamer.search.errors import SearchError
 from gossamer.search.query import ParsedQuery, parse_query
-from gossamer.search.ranking import Columns, Ordered, RankingWeights, order_columns
+from gossamer.search.ranking import Columns, Ordered, Ranking, RankingWeights, order_columns
 from gossamer.search.results import Copy, HitScores, SearchHit, SearchPage, Snippet
 from gossamer.search.semantic import Semantic, SemanticInput
 from gossamer.store.docstore import DocStore
@@ -212,12 +212,14 @@ class SearchEngine:
 
     def _fused(self, found: _Ranked, compiled: CompiledQuery) -> _Ranked:
         """``found`` with its first pages fused with the pages nearest in meaning."""
+        ordered = found.ordered
+        assert isinstance(ordered, Ranking)  # the blend's own order, not fused yet
         if self._semantic is None:
             self._semantic = Semantic.open(self.crawl_dir)
         fused = self._semantic.fuse(
             self._searcher,
             self._schema,
-            SemanticInput(found.parsed, compiled, found.hits, found.ordered, self.weights),
+            SemanticInput(found.parsed, compiled, found.hits, ordered, self.weights),
             (self._pagerank, self._host_rank),
         )
         if fused is None:

@@ -241,6 +241,13 @@ class Ranking(Sequence[Ordered]):
             return [self._item(key) for key in self._keys[index]]
         return self._item(self._keys[index])
 
+    def without_groups(self, groups: set[int], start: int = 0) -> Ranking:
+        """The kept candidates from position ``start`` on whose group is not in ``groups``,
+        as a ranking of their own (no ``Ordered`` is built): what follows a fused head."""
+        group = self._columns.group
+        keys = [key for key in self._keys[start:] if group[key] not in groups]
+        return Ranking(self._columns, keys, self._scores, self._tiers, self._best)
+
     def _item(self, key: int) -> Ordered:
         c = self._columns
         candidate = Candidate(

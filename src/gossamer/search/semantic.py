@@ -13,9 +13,9 @@ obeys ``-word`` as one found by its words does.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import tantivy
 
@@ -24,7 +24,7 @@ from gossamer.search.compile import CompiledQuery
 from gossamer.search.errors import SearchError
 from gossamer.search.hybrid import fuse
 from gossamer.search.query import ParsedQuery
-from gossamer.search.ranking import Candidate, Ordered, RankingWeights
+from gossamer.search.ranking import Candidate, Ordered, Ranking, RankingWeights
 
 if TYPE_CHECKING:
     from gossamer.index.embed import Embedder
@@ -42,7 +42,7 @@ class SemanticInput:
     parsed: ParsedQuery
     compiled: CompiledQuery
     hits: Sequence[tuple[float, tantivy.DocAddress]]
-    ordered: Sequence[Ordered]
+    ordered: Ranking
     weights: RankingWeights
 
 
@@ -52,8 +52,37 @@ class SemanticOrder:
     order over them, and each fused hit's cosine by its key."""
 
     hits: _Hits
-    ordered: list[Ordered]
+    ordered: Sequence[Ordered]
     similarity: dict[int, float]
+
+
+class _Joined(Sequence[Ordered]):
+    """The fused head, then the rest of the blend's order (built only where read: a page
+    shows 30 of up to 1,000)."""
+
+    __slots__ = ("_head", "_tail")
+
+    def __init__(self, head: list[Ordered], tail: Ranking) -> None:
+        self._head, self._tail = head, tail
+
+    def __len__(self) -> int:
+        return len(self._head) + len(self._tail)
+
+    @overload
+    def __getitem__(self, index: int) -> Ordered: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Ordered]: ...
+
+    def __getitem__(self, index: int | slice) -> Ordered | list[Ordered]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        head = len(self._head)
+        return self._head[index] if index < head else self._tail[index - head]
 
 
 def _ints(values: Sequence[int | float | bool | None]) -> list[int]:
@@ -75,6 +104,7 @@ class Semantic:
     def __init__(self, vectors: Vectors, embedder: Embedder) -> None:
         self.vectors = vectors
         self.embedder = embedder
+        self._where: dict[int, tantivy.DocAddress] | None = None  # num -> address, all docs
 
     @classmethod
     def open(cls, crawl_dir: Path) -> Semantic:
@@ -137,15 +167,14 @@ class Semantic:
                 )
                 known = Ordered(candidate, 0, 0.0, item.score)
             else:
-                known = replace(known, score=item.score)
+                known = Ordered(known.candidate, known.tier, known.text, item.score)
             similar[known.candidate.key] = item.similarity
             ordered.append(known)
-        used = {item.group for item in fused}
-        ordered += [o for o in given.ordered[depth:] if o.candidate.group not in used]
-        return SemanticOrder(hits, ordered, similar)
+        tail = given.ordered.without_groups({item.group for item in fused}, depth)
+        return SemanticOrder(hits, _Joined(ordered, tail), similar)
 
-    @staticmethod
     def _allowed(
+        self,
         searcher: tantivy.Searcher,
         schema: tantivy.Schema,
         compiled: CompiledQuery,
@@ -155,9 +184,24 @@ class Semantic:
         addresses and groups by number."""
         if not near:
             return {}, {}
-        these = tantivy.Query.term_set_query(schema, Fields.NUM, [num for num, _ in near])
-        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, these), *compiled.filters])
-        found = [address for _, address in searcher.search(query, len(near), count=False).hits]
+        if compiled.filters:
+            these = tantivy.Query.term_set_query(schema, Fields.NUM, [num for num, _ in near])
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, these), *compiled.filters])
+            hits = searcher.search(query, len(near), count=False).hits
+            found = [address for _, address in hits]
+        else:  # most queries: no filter, so no query either, only a look-up
+            where = self._addresses(searcher)
+            found = [where[num] for num, _ in near if num in where]
         nums = _ints(searcher.fast_field_values(Fields.NUM, found))
         groups = _ints(searcher.fast_field_values(Fields.GROUP, found))
         return dict(zip(nums, found, strict=True)), dict(zip(nums, groups, strict=True))
+
+    def _addresses(self, searcher: tantivy.Searcher) -> dict[int, tantivy.DocAddress]:
+        """Every document's address by its number, read once (a fast field of each)."""
+        if self._where is None:
+            total = int(searcher.num_docs)
+            hits = searcher.search(tantivy.Query.all_query(), max(total, 1), count=False).hits
+            found = [address for _, address in hits]
+            nums = _ints(searcher.fast_field_values(Fields.NUM, found))
+            self._where = dict(zip(nums, found, strict=True))
+        return self._where
