@@ -143,9 +143,4 @@ def test_rules_and_plugins_in_every_mode(mode: Mode, site: ThreadedTestWeb, tmp_
             main(["extract", str(finished.out), "--config", str(config), "--out", str(again)]) == 0
         )
         assert {i["url"]: i for i in _items(again)} == by_source["extract"]
-    if mode.name == "workers" and failed == 0:
-        # Each worker counts it, but the coordinator's end-of-crawl recount keeps only the
-        # error kinds engine/resume.py's _UNRECORDED_ERRORS names, and plugin_error is not
-        # one of them yet (a file of another engineer's; see the issue 33 report).
-        pytest.xfail("the --workers recount drops plugin_error (engine/resume.py)")
     assert failed == 1, finished.stderr

@@ -46,7 +46,7 @@ from gossamer.urls import host_of, origin_of, path_query_of
 
 log = logging.getLogger(__name__)
 
-_UNRECORDED_ERRORS = frozenset({"bad_redirect", "redirect_chain", "parse_capped"})
+_UNRECORDED_ERRORS = frozenset({"bad_redirect", "redirect_chain", "parse_capped", "plugin_error"})
 # Snapshots written before issue 28 counted a stripped session id as this error; it is the
 # ``session_ids_stripped`` figure now.
 _OLD_SESSION_ERROR = "trap_session_id"
