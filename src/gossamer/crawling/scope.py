@@ -136,6 +136,13 @@ class Scope:
         self._area = mode not in ("any", "seeds") or bool(self._allowed)
 
     @property
+    def limited(self) -> bool:
+        """Whether these rules can refuse any URL at all (the default scope refuses none)."""
+        return self._mode != "any" or bool(
+            self._allowed or self._denied or self._include or self._exclude
+        )
+
+    @property
     def follows_links(self) -> bool:
         """False for ``--scope seeds``: a URL found on a page (depth above 0) is refused."""
         return self._mode != "seeds"

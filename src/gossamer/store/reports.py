@@ -17,6 +17,7 @@ import os
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gossamer.errors import StoreError
 from gossamer.stats import CrawlStats
@@ -24,6 +25,9 @@ from gossamer.store.domains import DomainRow, domain_rows
 from gossamer.store.reads import CrawlReads
 from gossamer.store.tempfiles import create_beside
 from gossamer.urls import origin_of
+
+if TYPE_CHECKING:
+    from gossamer.crawling.scope import Scope
 
 __all__ = ["ending_line", "summary_line", "write_reports"]
 
@@ -50,13 +54,16 @@ def write_reports(
     db: CrawlReads,
     now: float | None = None,
     visiting: Collection[str] = (),
+    *,
+    scope: Scope | None = None,
 ) -> list[DomainRow]:
     """Write (or rewrite) every report for the crawl whose output folder is ``directory``;
     the domain registry's rows, for the caller to put in ``crawl.db`` too.
 
     ``db`` is the crawl's own ``MetadataDB``, or a ``CrawlRecords`` reader on another thread
     (where ``stats`` must be a copy the crawl does not change meanwhile). ``visiting`` names
-    the hosts with requests in flight or handed out.
+    the hosts with requests in flight or handed out. ``scope``: the crawl's scope rules, so
+    the links they refused are listed in ``discovered-not-crawled.txt`` with the rule.
     """
     folder = directory / REPORTS_FOLDER
     try:
@@ -65,7 +72,7 @@ def write_reports(
         raise StoreError(f"cannot create reports folder {folder}: {exc.strerror}") from exc
     snapshot = stats.snapshot(now)
     _replace(folder / "crawled.txt", _crawled_lines(db))
-    _replace(folder / "discovered-not-crawled.txt", _uncrawled_lines(db, stats))
+    _replace(folder / "discovered-not-crawled.txt", _uncrawled_lines(db, stats, scope))
     _replace(folder / "stats.json", [json.dumps(snapshot, indent=2) + "\n"])
     _replace(folder / "stats.txt", _stats_lines(snapshot, _side_statuses(db)))
     _replace(folder / "hourly.tsv", _hourly_lines(stats))
@@ -99,15 +106,26 @@ def ending_line(reason: str) -> str:
     return f"stopped: {_ENDINGS.get(reason, reason)}"
 
 
-def _uncrawled_lines(db: CrawlReads, stats: CrawlStats) -> Iterator[str]:
+def _uncrawled_lines(db: CrawlReads, stats: CrawlStats, scope: Scope | None) -> Iterator[str]:
     # A URL left behind because its origin's robots.txt stayed unavailable says so, after a
-    # tab: a resume retries those. Every other line is the bare URL.
+    # tab: a resume retries those. Every other queued URL is the bare URL.
     deferred = set(stats.deferred)
     for url in db.uncrawled_urls():
         if deferred and origin_of(url) in deferred:
             yield f"{url}\tdeferred: robots.txt unavailable, retried on resume\n"
         else:
             yield f"{url}\n"
+    if scope is None or not scope.limited:
+        return
+    # Links never queued (redirect targets included) that the scope refuses, with the rule:
+    # judged again here, as the rules are a pure function of the URL (and, for --scope seeds,
+    # of its depth), so nothing is kept per refusal during the crawl.
+    for url, depth, _referrer in db.unqueued_links():
+        rule = scope.refusal(url)
+        if rule is None and depth > 0 and not scope.follows_links:
+            rule = "seeds"
+        if rule is not None:
+            yield f"{url}\tout of scope: {rule}\n"
 
 
 def _crawled_lines(db: CrawlReads) -> Iterator[str]:

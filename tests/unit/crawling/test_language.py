@@ -13,12 +13,12 @@ import pytest
 from gossamer.config import ScopeConfig
 from gossamer.crawling.admission import Admitter
 from gossamer.crawling.recorder import Recorder
-from gossamer.crawling.scope import seed_surts
+from gossamer.crawling.scope import scope_of, seed_surts
 from gossamer.extras import installed
 from gossamer.fetch import FetchResult
 from gossamer.frontier import Job
 from gossamer.stats import CrawlStats
-from gossamer.store import MetadataDB
+from gossamer.store import MetadataDB, write_reports
 
 from .test_admission import Queue
 
@@ -87,9 +87,9 @@ def test_skip_other_languages_keeps_them_out_of_the_store(db: MetadataDB) -> Non
     assert recorder.screened(Job(url=english.url, host="a.test", depth=0), english) is english
 
 
-def test_a_redirect_out_of_scope_is_recorded_not_followed(db: MetadataDB) -> None:
-    area = seed_surts("host", ["http://a.test/"])
-    recorder, queue, stats = _recorder(ScopeConfig(mode="host", seed_area=area), db)
+def test_a_redirect_out_of_scope_is_recorded_not_followed(db: MetadataDB, tmp_path: Path) -> None:
+    scope = ScopeConfig(mode="host", seed_area=seed_surts("host", ["http://a.test/"]))
+    recorder, queue, stats = _recorder(scope, db)
     job = Job(url="http://a.test/old", host="a.test", depth=1)
     moved = FetchResult(
         url=job.url, status=301, response_headers=(("Location", "http://b.test/new"),)
@@ -104,3 +104,8 @@ def test_a_redirect_out_of_scope_is_recorded_not_followed(db: MetadataDB) -> Non
     finally:
         conn.close()
     assert links == [(job.url, "http://b.test/new")]
+    # The reports list it with its rule, among the URLs discovered and not crawled.
+    write_reports(tmp_path, stats, db, scope=scope_of(scope))
+    listed = (tmp_path / "reports" / "discovered-not-crawled.txt").read_text()
+    assert listed == "http://b.test/new\tout of scope: host\n"
+    assert "skipped by scope: host 1" in (tmp_path / "reports" / "stats.txt").read_text()

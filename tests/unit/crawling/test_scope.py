@@ -74,6 +74,8 @@ def test_each_mode_draws_its_area_and_names_itself() -> None:
         assert scope.refusal(outside) == mode, (mode, outside)
         assert scope.refusal(other) == mode
     assert Scope(mode="any").refusal(other) is None
+    assert not Scope().limited and Scope(mode="seeds").limited
+    assert Scope(exclude=("x",)).limited and Scope(allow_domains=("a.test",)).limited
     assert not Scope(mode="seeds").follows_links
 
 
