@@ -141,6 +141,11 @@ class SiteRules:
         """The rule of ``url``'s host: the fetcher's hook (``Fetcher(site_for=...)``)."""
         return self.for_host(host_of(url)) if self._tables else self._default
 
+    def product_for(self, url: str) -> str:
+        """The product token robots.txt rules are matched against for ``url``'s site (a page,
+        a robots.txt URL or an origin): its User-Agent's, which may be a site's own."""
+        return self.for_url(url).product
+
     def _resolve(self, host: str) -> SiteRule:
         found = tuple(i for i, (regex, _) in enumerate(self._tables) if regex.fullmatch(host))
         rule = self._combined.get(found)

@@ -75,6 +75,13 @@ def test_hosts_matched_alike_share_one_rule() -> None:
     assert sites.for_url("https://a.example.org:8443/x?y") is sites.for_host("a.example.org")
 
 
+def test_robots_txt_is_matched_against_the_sites_own_agent() -> None:
+    sites = rules(SiteConfig(match="shop.example.org", user_agent="ShopBot/2 (+https://x.test)"))
+    assert sites.product_for("https://shop.example.org/robots.txt") == "shopbot"
+    assert sites.product_for("https://shop.example.org") == "shopbot"  # an origin
+    assert sites.product_for("https://example.org/robots.txt") == "crawlbot"
+
+
 _LABEL = st.sampled_from(["a", "b", "ab", "org", "x-y"])
 _HOST = st.lists(_LABEL, min_size=1, max_size=4).map(".".join)
 _GLOB = st.lists(st.sampled_from(["a", "b", "ab", "org", "*", "*.", ".", "-"]), max_size=5).map(
