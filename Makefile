@@ -10,7 +10,7 @@ DEMO_EXTRAS := search,rank,charts
 DEMO_STAMP  := $(VENV)/.installed-demo
 STAMP       := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit wheel lock clean browser spin redis mutation
+.PHONY: demo test lint typecheck unit wheel lock clean browser spin redis proxy mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -80,7 +80,14 @@ redis:
 	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null) \
 	  || echo "redis-server not installed: the shared-frontier tests will be skipped"; }
 
-test: $(STAMP) lint typecheck wheel browser spin redis
+# The proxy tests (tests/integration/test_proxies_cookies.py) start Debian's tinyproxy
+# themselves; install it when we can (root + apt).
+proxy:
+	@command -v tinyproxy >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tinyproxy >/dev/null) \
+	  || echo "tinyproxy not installed: the proxy tests will be skipped"; }
+
+test: $(STAMP) lint typecheck wheel browser spin redis proxy
 	$(BIN)/pytest -q
 
 # Mutation testing of the modules whose mistakes cost most ([tool.mutmut] in pyproject.toml

@@ -52,6 +52,14 @@ class FetchConfig:
     keep_types: tuple[str, ...] = ("text/html", "application/xhtml+xml", "application/pdf")
     allow_private: bool = False  # fetch private/loopback addresses without --resolve entries
     ca_file: str | None = None  # extra PEM certificate authorities to trust (like curl --cacert)
+    # The proxy of every request, "http://HOST:PORT" (`--proxy`); "none": no proxy at all;
+    # absent: the environment's http_proxy, https_proxy and no_proxy, as curl reads them.
+    # Never a password: it is read from GOSSAMER_PROXY_PASSWORD, so it is never stored.
+    proxy: str | None = None
+    cookies: bool = True  # keep each host's cookies in a jar of its own (`--no-cookies`: off)
+    # A Netscape cookie file (curl -c, wget --save-cookies) the jars start from (`--cookies`)
+    cookies_file: str | None = None
+    warc_cookies: bool = False  # write Cookie headers into WARC request records (`--warc-cookies`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,6 +142,27 @@ def _readable_file(value: Any) -> str | None:
     return None
 
 
+def _proxy(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        return "must be a proxy URL such as http://proxy.example:3128, or none"
+    from gossamer.fetch.proxy import proxy_problem  # noqa: PLC0415 (the fetch package: aiohttp)
+
+    return proxy_problem(value)
+
+
+def _cookie_file(value: Any) -> str | None:
+    if value is None:
+        return None
+    problem = _readable_file(value)
+    if problem is not None:
+        return problem.replace("a PEM file", "a cookie file")
+    from gossamer.fetch.cookies import cookie_file_problem  # noqa: PLC0415
+
+    return cookie_file_problem(value)
+
+
 def _table_of(rule: Any) -> Any:
     """An extraction rule as its table (a rule may come as one already, from TOML or JSON)."""
     if dataclasses.is_dataclass(rule) and not isinstance(rule, type):
@@ -314,6 +335,10 @@ RULES: dict[str, Check] = {
     "fetch.keep_types": _media_types,
     "fetch.allow_private": _flag,
     "fetch.ca_file": _readable_file,
+    "fetch.proxy": _proxy,
+    "fetch.cookies": _flag,
+    "fetch.cookies_file": _cookie_file,
+    "fetch.warc_cookies": _flag,
     "scope.max_depth": _whole(0, optional=True),
     "scope.max_url_length": _whole(1),
     "scope.max_pages_per_host": _whole(1, optional=True),
@@ -369,18 +394,37 @@ def check_config(config: CrawlConfig, origin: Callable[[str], str]) -> CrawlConf
         rule = RULES.get(name)
         problem = "is not a setting Gossamer knows" if rule is None else rule(value)
         if problem is not None:
-            # A list's problem names the entry at fault.
-            got = "" if isinstance(value, tuple) else f" (got {_shown(value)})"
+            # A list's problem names the entry at fault; a proxy URL may hold a password.
+            unshown = isinstance(value, tuple) or name == "fetch.proxy"
+            got = "" if unshown else f" (got {_shown(value)})"
             raise ConfigError(f"{origin(name)} {problem}{got}")
     ca_file = config.fetch.ca_file
     if ca_file is not None and not Path(ca_file).is_absolute():
         fetch = dataclasses.replace(config.fetch, ca_file=str(Path(ca_file).absolute()))
         config = dataclasses.replace(config, fetch=fetch)
+    config = _settled_cookies(config, origin)
     config = _settled_scope(config)
     from gossamer.sites import settled  # noqa: PLC0415 (sites imports this module)
 
     sites = settled(config.sites)
     return config if sites == config.sites else dataclasses.replace(config, sites=sites)
+
+
+def _settled_cookies(config: CrawlConfig, origin: Callable[[str], str]) -> CrawlConfig:
+    """The cookie file made absolute (every process of a crawl reads it); refused with
+    cookies off, where it would be silently unused."""
+    cookies_file = config.fetch.cookies_file
+    if cookies_file is None:
+        return config
+    if not config.fetch.cookies:
+        raise ConfigError(
+            f"{origin('fetch.cookies_file')} needs cookies, which {origin('fetch.cookies')}"
+            " turns off"
+        )
+    if Path(cookies_file).is_absolute():
+        return config
+    fetch = dataclasses.replace(config.fetch, cookies_file=str(Path(cookies_file).absolute()))
+    return dataclasses.replace(config, fetch=fetch)
 
 
 def _settled_scope(config: CrawlConfig) -> CrawlConfig:

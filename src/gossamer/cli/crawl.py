@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,10 +19,12 @@ from gossamer.cli.distributed import add_frontier_flags, print_result, shared_of
 from gossamer.cli.ending import ending_quietly, exit_status
 from gossamer.cli.flags import int_between, path, pipeline_spec, positive_int, seconds
 from gossamer.config import CrawlConfig, PolitenessConfig, Requested, requested, settle
+from gossamer.crawling.fetching import proxies_of
 from gossamer.crawling.scope import MODES, scope_of, seed_surts
 from gossamer.engine.workers import crawl_here
 from gossamer.errors import ConfigError, escaped
 from gossamer.extras import require
+from gossamer.fetch.proxy import PASSWORD_ENV, redacted, split_password
 from gossamer.plan import CrawlPlan, begin_crawl, plan_crawl
 from gossamer.seeds import MAX_URL_LENGTH, SeedList, read_seeds
 from gossamer.store.reports import ending_line
@@ -49,6 +52,10 @@ FLAGS = {
     "politeness.max_per_ip": "--max-per-ip",
     "politeness.robots_wait": "--robots-wait",
     "fetch.ca_file": "--ca-file",
+    "fetch.proxy": "--proxy",
+    "fetch.cookies": "--no-cookies",
+    "fetch.cookies_file": "--cookies",
+    "fetch.warc_cookies": "--warc-cookies",
     "politeness.respect_nofollow": "--nofollow",
     "scope.sitemaps": "--no-sitemaps",
     "resolve": "--resolve",
@@ -158,6 +165,7 @@ def add_parser(sub: Any) -> None:
         help="no progress line on stderr (it is shown only on a terminal anyway)",
     )
     _add_scope_flags(p)
+    _add_route_flags(p)
     _add_thread_flags(p)
     add_frontier_flags(p.add_argument_group("a crawl shared in Redis"), required=False)
 
@@ -248,6 +256,49 @@ _RULE_FLAGS = {
 }
 
 
+def _add_route_flags(p: Any) -> None:
+    """Proxies and cookies (fetch/proxy.py, fetch/cookies.py)."""
+    group = p.add_argument_group("proxies and cookies")
+    group.add_argument(
+        "--proxy",
+        metavar="URL",
+        help="send every request through this http:// proxy; 'none': no proxy (default: the"
+        " environment's http_proxy, https_proxy and no_proxy, as curl reads them). A password"
+        f" in URL is kept in {PASSWORD_ENV} for this crawl's processes, never stored",
+    )
+    group.add_argument(
+        "--cookies",
+        metavar="FILE",
+        help="start each host's cookie jar from this Netscape cookie file (curl -c, wget"
+        " --save-cookies), e.g. to crawl behind a login",
+    )
+    group.add_argument(
+        "--no-cookies",
+        action="store_true",
+        help="send and keep no cookies (by default each host's are kept in a jar of its own)",
+    )
+    group.add_argument(
+        "--warc-cookies",
+        action="store_true",
+        help="write the Cookie header into the WARC request records (left out by default:"
+        " it may be a login)",
+    )
+
+
+def _hide_proxy_password(args: argparse.Namespace) -> None:
+    """A password in ``--proxy`` moves to the environment, where this crawl's processes find
+    it, so the settings (stored in crawl.json and Redis) never hold it."""
+    if args.proxy is None:
+        return
+    try:
+        args.proxy, password = split_password(args.proxy)
+    except ConfigError:
+        args.proxy = redacted(args.proxy)  # refused when checked, without echoing a secret
+        return
+    if password is not None:
+        os.environ[PASSWORD_ENV] = password
+
+
 def _add_thread_flags(p: Any) -> None:
     """The threaded engine of the concurrency study (``gossamer study``)."""
     group = p.add_argument_group("threaded engine (the concurrency study)")
@@ -300,6 +351,10 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "politeness.max_per_ip": args.max_per_ip,
         "politeness.robots_wait": args.robots_wait,
         "fetch.ca_file": args.ca_file,
+        "fetch.proxy": args.proxy,
+        "fetch.cookies": False if args.no_cookies else None,
+        "fetch.cookies_file": args.cookies,
+        "fetch.warc_cookies": True if args.warc_cookies else None,
         "politeness.respect_nofollow": args.nofollow,
         "scope.sitemaps": False if args.no_sitemaps else None,
         "resolve": tuple(args.resolve) or None,
@@ -386,6 +441,7 @@ def run_shared_crawl(args: argparse.Namespace, ended: Callable[[], None]) -> int
         raise ConfigError("--frontier needs a seeds file (gossamer worker joins without one)")
     wanted = requested(args.config, _with_seed_area(args, _overrides(args)), FLAGS)
     config = settle(CrawlConfig(seeds=args.seeds, out=args.out), wanted)
+    proxies_of(config)  # the environment's proxies too: refused here, in one line
     seeds = read_seeds(config.seeds, max_url_length=config.scope.max_url_length)
     _check_seeds(config, seeds)
     result = start_crawl(shared_of(args, "gossamer crawl --frontier"), config, wanted, seeds)
@@ -395,11 +451,13 @@ def run_shared_crawl(args: argparse.Namespace, ended: Callable[[], None]) -> int
 
 
 def run_crawl(args: argparse.Namespace) -> int:
+    _hide_proxy_password(args)
     with ending_quietly() as ended:
         if args.frontier is not None:
             return run_shared_crawl(args, ended)
         check_thread_flags(args)
         plan = crawl_plan(args)
+        proxies_of(plan.config)  # the environment's proxies too: refused here, in one line
         config, note = begin_crawl(plan)
         if note is not None:
             print(f"gossamer: warning: {note}", file=sys.stderr, flush=True)

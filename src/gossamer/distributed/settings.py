@@ -8,9 +8,11 @@ config file, so nothing in Redis is run as code and an out-of-range value is ref
 one clear :class:`~gossamer.errors.ConfigError`.
 
 A joiner keeps its own machine-local settings (concurrency, resolve entries, WARC size,
-timeouts, progress). The crawl-wide ones (politeness, scope, limits, user agent, kept types)
-come from Redis: a joiner that asks for a looser politeness value is refused, and one that
-asks for any other crawl-wide value than the stored one is told the crawl fixes it.
+timeouts, progress, its proxy and cookie file: the route and the login are the machine's;
+stored, they hold no secret, as a proxy URL never carries its password). The crawl-wide
+ones (politeness, scope, limits, user agent, kept types) come from Redis: a joiner that
+asks for a looser politeness value is refused, and one that asks for any other crawl-wide
+value than the stored one is told the crawl fixes it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ LOCAL = frozenset(
         "fetch.total_timeout",
         "fetch.allow_private",
         "fetch.ca_file",
+        "fetch.proxy",
+        "fetch.cookies_file",
     }
 )
 _NONE_HIGH = math.inf  # an optional limit left out (None) is the loosest value

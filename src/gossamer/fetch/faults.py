@@ -6,6 +6,11 @@ of these kinds. Most describe the host (``dns``, ``connection_refused``, ``tls``
 local ports. Such a failure says nothing about the host, so the pipeline must not count it
 against one (no backoff, no giving up, no falling back to another URL form): it checks
 ``result.error in LOCAL_FAULTS``.
+
+``proxy_error`` is the other fault of the route rather than of the host: the proxy the request
+was sent through refused the connection, could not be resolved, answered CONNECT with
+anything but 200, or asked for credentials (407). It is one of ``LOCAL_FAULTS``, so it is
+counted under its own name and the URL is retried as after a shortage of this machine.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import aiohttp
 from gossamer.errors import FetchError
 
 LOCAL_FAULT = "local_fault"
-LOCAL_FAULTS = frozenset({LOCAL_FAULT})
+PROXY_ERROR = "proxy_error"
+LOCAL_FAULTS = frozenset({LOCAL_FAULT, PROXY_ERROR})
 
 # Errors of the local kernel when it creates, binds or writes to a socket.
 LOCAL_ERRNOS = frozenset(
@@ -66,6 +72,8 @@ def error_kind(exc: BaseException) -> str:
         return LOCAL_FAULT
     if isinstance(exc, FetchError):
         return exc.kind
+    if isinstance(exc, aiohttp.ClientProxyConnectionError | aiohttp.ClientHttpProxyError):
+        return PROXY_ERROR
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
         return "connect_timeout"
     if isinstance(exc, TimeoutError):

@@ -8,11 +8,19 @@ Every request is checked before it leaves: only http and https, and an IP litera
 SSRF guard (host names pass it inside the resolver, after DNS). Every request is bounded: a
 connect and a read timeout, a total time for the whole exchange (so a server trickling a byte at
 a time cannot hold a worker), a cap on the bytes read and another on the bytes decoded.
+
+A request may go through a proxy (``proxy_for(url)``, ``fetch/proxy.py``): the target's name
+is then put through the guard before the proxy is asked (the proxy resolves it itself), https
+targets go through CONNECT, and a proxy that fails is a ``proxy_error``, the route's fault.
+Cookies live in a jar per host (``fetch/cookies.py``); the ``Cookie`` header is left out of
+the recorded request headers (so of the WARC request records) unless ``record_cookies``, and
+``Proxy-Authorization`` always is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import ssl
 import time
@@ -25,9 +33,11 @@ from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from gossamer.errors import ConfigError, FetchError
+from gossamer.fetch.cookies import CookieJars
 from gossamer.fetch.decode import ACCEPT_ENCODING, DecodeError, decode_body
-from gossamer.fetch.faults import error_kind
-from gossamer.fetch.gate import AddressGate
+from gossamer.fetch.faults import PROXY_ERROR, error_kind
+from gossamer.fetch.gate import AddressGate, ResolvedNames
+from gossamer.fetch.proxy import redacted
 from gossamer.fetch.resolver import GuardedResolver, ResolveRule, check_literal
 from gossamer.fetch.result import FetchResult, Headers
 from gossamer.fetch.sniff import RESOURCE_HEADER, computed_type, media_type, needs_sniffing
@@ -53,6 +63,10 @@ ROBOTS_MAX_BYTES = MAX_ROBOTS_BYTES
 ROBOTS_MAX_HOPS = 5
 SCHEMES = ("http", "https")
 MIN_STATUS = 100  # status codes are three digits from 1xx up (RFC 9110 15)
+PROXY_AUTH_REQUIRED = 407
+# Through a proxy the only connection opened is to the proxy: these kinds are its faults.
+_PROXY_CONNECT_KINDS = frozenset({"connect_timeout", "connect", "connection_refused"})
+_UNRECORDED = frozenset({"proxy-authorization"})  # never in a result (nor a WARC record)
 _ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,*/*;q=0.5"
 
 
@@ -87,6 +101,36 @@ def _raw_headers(raw: tuple[tuple[bytes, bytes], ...]) -> Headers:
     return tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in raw)
 
 
+@dataclass(frozen=True, slots=True)
+class _Proxy:
+    """One proxy as aiohttp takes it: the URL without credentials, and those apart."""
+
+    url: URL
+    authorization: str | None  # the Proxy-Authorization header's value
+    shown: str  # for messages: the password hidden
+
+    @classmethod
+    def of(cls, text: str) -> _Proxy:
+        url = URL(text if "://" in text else "http://" + text)
+        authorization = None
+        if url.user is not None:
+            pair = f"{url.user}:{url.password or ''}".encode()
+            authorization = "Basic " + base64.b64encode(pair).decode("ascii")
+        return cls(url.with_user(None), authorization, redacted(text))
+
+    def headers(self, target: URL) -> tuple[dict[str, str], dict[str, str]]:
+        """(request headers, CONNECT headers) carrying the credentials: an http target's
+        request goes to the proxy itself, an https one's only through its tunnel."""
+        if self.authorization is None:
+            return {}, {}
+        carried = {"Proxy-Authorization": self.authorization}
+        return ({}, carried) if target.scheme == "https" else (carried, {})
+
+
+def _direct(url: str) -> str | None:
+    return None
+
+
 class Fetcher:
     """Owns the HTTP client session; ``fetch`` is safe to call from many tasks at once."""
 
@@ -103,6 +147,9 @@ class Fetcher:
         max_per_ip: int | None = None,
         ca_file: str | None = None,
         site_for: Callable[[str], SiteRule] | None = None,
+        proxy_for: Callable[[str], str | None] = _direct,
+        cookies: CookieJars | None = None,
+        record_cookies: bool = False,
     ) -> None:
         """``max_per_ip``: exchanges in flight per server address (None: no cap).
 
@@ -111,6 +158,10 @@ class Fetcher:
 
         ``site_for``: the ``[[site]]`` rule of a URL (``SiteRules.for_url``): its
         ``user_agent`` and ``headers`` go with each request to the site, robots.txt included.
+
+        ``proxy_for``: the proxy URL of a request (credentials allowed: they stay in memory),
+        None to go direct. ``cookies``: the crawl's jars (None: no cookie sent or kept);
+        ``record_cookies``: keep the ``Cookie`` header in the recorded request headers.
         """
         self._user_agent = user_agent
         self._limits = limits
@@ -122,6 +173,12 @@ class Fetcher:
         self._max_per_ip = max_per_ip
         self._ca_file = ca_file
         self._site_for = site_for
+        self._proxy_for = proxy_for
+        self._proxies: dict[str, _Proxy] = {}  # parsed, by the text proxy_for gave
+        self._cookies = cookies
+        self._unrecorded = _UNRECORDED if record_cookies else _UNRECORDED | {"cookie"}
+        self._resolver: GuardedResolver | None = None
+        self._names: ResolvedNames | None = None
         self._gate: AddressGate | None = None
         self._session: aiohttp.ClientSession | None = None
 
@@ -132,8 +189,10 @@ class Fetcher:
         resolver = GuardedResolver(
             self._rules, allow_private=self._allow_private, system=self._system_resolver
         )
+        self._resolver = resolver
+        self._names = ResolvedNames(resolver)
         if self._max_per_ip is not None:
-            self._gate = AddressGate(resolver, self._max_per_ip)
+            self._gate = AddressGate(resolver, self._max_per_ip, names=self._names)
         connector = aiohttp.TCPConnector(
             limit=self._connections,
             limit_per_host=0,
@@ -166,6 +225,8 @@ class Fetcher:
             await self._session.close()
             self._session = None
         self._gate = None
+        self._names = None
+        self._resolver = None
 
     def in_flight_per_address(self) -> dict[str, int]:
         """Exchanges holding or awaiting a slot, per server address (empty: no cap, or idle)."""
@@ -205,13 +266,22 @@ class Fetcher:
         started = self._clock()
         t0 = time.monotonic()
         deadline = asyncio.timeout(self._limits.total_timeout)
+        proxy: _Proxy | None = None
         try:
             async with deadline:
                 target = self._target(url)
+                proxy = await self._route(url, target)
                 gate = self._gate
                 if gate is None:
                     return await self._exchange(
-                        target, url, max_body, robots, started=started, t0=t0, any_type=any_type
+                        target,
+                        url,
+                        max_body,
+                        robots,
+                        proxy,
+                        started=started,
+                        t0=t0,
+                        any_type=any_type,
                     )
                 assert target.raw_host is not None
                 address = await gate.address(target.raw_host, target.port or 0)
@@ -220,7 +290,14 @@ class Fetcher:
                     # The exchange starts, and is timed, once its slot is free.
                     started, t0 = self._clock(), time.monotonic()
                     return await self._exchange(
-                        target, url, max_body, robots, started=started, t0=t0, any_type=any_type
+                        target,
+                        url,
+                        max_body,
+                        robots,
+                        proxy,
+                        started=started,
+                        t0=t0,
+                        any_type=any_type,
                     )
                 finally:
                     gate.release(address)
@@ -235,14 +312,19 @@ class Fetcher:
             # Slowloris shows up here: bytes kept coming, so no read timed out, but the whole
             # exchange overran its budget.
             kind = "total_timeout" if deadline.expired() else error_kind(exc)
-            log.debug("fetch failed url=%s kind=%s detail=%s", url, kind, exc)
+            detail = str(exc) or type(exc).__name__
+            if proxy is not None and kind in _PROXY_CONNECT_KINDS:
+                kind = PROXY_ERROR  # the proxy is the only host this machine connects to
+            if proxy is not None and kind == PROXY_ERROR:
+                detail = f"proxy {proxy.shown}: {detail}"
+            log.debug("fetch failed url=%s kind=%s detail=%s", url, kind, detail)
             return FetchResult(
                 url=url,
                 status=0,
                 started_at=started,
                 elapsed=time.monotonic() - t0,
                 error=kind,
-                error_detail=str(exc)[:300] or type(exc).__name__,
+                error_detail=detail[:300],
             )
 
     def _target(self, url: str) -> URL:
@@ -257,6 +339,25 @@ class Fetcher:
             raise FetchError("bad_scheme", f"refusing to fetch {target.scheme or 'relative'} URL")
         check_literal(target.raw_host, self._rules, self._allow_private)
         return target
+
+    async def _route(self, url: str, target: URL) -> _Proxy | None:
+        """The proxy of this request (None: direct), its target judged by the guard first.
+
+        The proxy resolves the target's name itself; resolving it here too, through the
+        guarded resolver and its ``--resolve`` rules, refuses a name the crawl may not reach
+        before the proxy is asked for it.
+        """
+        text = self._proxy_for(url)
+        if text is None:
+            return None
+        assert self._resolver is not None and self._names is not None
+        proxy = self._proxies.get(text)
+        if proxy is None:
+            proxy = self._proxies[text] = _Proxy.of(text)
+            self._resolver.trust_proxy(proxy.url.raw_host or "", proxy.url.port or 0)
+        assert target.raw_host is not None
+        await self._names.address(target.raw_host, target.port or 0)
+        return proxy
 
     def _site_headers(self, url: str, extra: dict[str, str] | None = None) -> dict[str, str] | None:
         """The request's own headers: its site's User-Agent and headers, then ``extra``."""
@@ -286,14 +387,34 @@ class Fetcher:
         url: str,
         max_body: int,
         robots: bool,
+        proxy: _Proxy | None,
         *,
         started: float,
         t0: float,
         any_type: bool = False,
     ) -> FetchResult:
         assert self._session is not None
-        headers = self._site_headers(url)
-        async with self._session.get(target, allow_redirects=False, headers=headers) as resp:
+        jars = self._cookies
+        cookie = jars.header(target) if jars is not None else None
+        headers, tunnel = proxy.headers(target) if proxy else ({}, {})
+        if cookie:
+            headers["Cookie"] = cookie
+        async with self._session.get(
+            target,
+            allow_redirects=False,
+            headers=self._site_headers(url, headers or None),
+            proxy=proxy.url if proxy else None,
+            proxy_headers=tunnel or None,
+        ) as resp:
+            if proxy is not None and resp.status == PROXY_AUTH_REQUIRED:
+                return FetchResult(
+                    url=url,
+                    status=0,
+                    started_at=started,
+                    elapsed=time.monotonic() - t0,
+                    error=PROXY_ERROR,
+                    error_detail=f"proxy {proxy.shown}: 407 {resp.reason or ''}".rstrip(),
+                )
             if resp.status < MIN_STATUS:  # "000", "042": three digits, but no HTTP status
                 return FetchResult(
                     url=url,
@@ -303,8 +424,11 @@ class Fetcher:
                     error="bad_status",
                     error_detail=f"status line with code {resp.status:03d}",
                 )
+            if jars is not None:  # a redirect's cookies too: a login sets its session on one
+                jars.update(target, resp.headers.getall("Set-Cookie", []))
             transport = resp.connection.transport if resp.connection else None
-            peer = transport.get_extra_info("peername") if transport else None
+            # Through a proxy the peer is the proxy: the target's address is not known here.
+            peer = transport.get_extra_info("peername") if transport and not proxy else None
             if robots:
                 payload = await _read_robots(resp)
             else:
@@ -316,7 +440,11 @@ class Fetcher:
                 http_version=f"{resp.version.major}.{resp.version.minor}"
                 if resp.version
                 else "1.1",
-                request_headers=tuple(resp.request_info.headers.items()),
+                request_headers=tuple(
+                    (name, value)
+                    for name, value in resp.request_info.headers.items()
+                    if name.lower() not in self._unrecorded
+                ),
                 response_headers=_raw_headers(resp.raw_headers),
                 body=payload.body,
                 content=payload.content,

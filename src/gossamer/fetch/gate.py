@@ -28,36 +28,29 @@ DNS_TTL = 300.0  # seconds, as the connector's ttl_dns_cache
 DNS_CACHE_SIZE = 10_000  # host names remembered; far above the names in flight at once
 
 
-@dataclass(slots=True)
-class _Slot:
-    semaphore: asyncio.Semaphore
-    users: int = 0  # exchanges holding or awaiting the semaphore
+class ResolvedNames:
+    """The first address each host name resolves to, through the guarded resolver, cached.
 
-
-class AddressGate:
-    """Counts exchanges per server address; ``acquire`` waits while ``limit`` are in flight."""
+    Also how a request sent through a proxy has its target checked by the SSRF guard: the
+    proxy resolves the name itself, so the fetcher resolves it first, to refuse it.
+    """
 
     def __init__(
         self,
         resolver: AbstractResolver,
-        limit: int,
         *,
         ttl: float = DNS_TTL,
         cache_size: int = DNS_CACHE_SIZE,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if limit < 1:
-            raise ValueError(f"per-address limit must be at least 1, not {limit}")
         self._resolver = resolver
-        self._limit = limit
         self._ttl = ttl
         self._cache_size = cache_size
         self._clock = clock
         self._names: OrderedDict[tuple[str, int], tuple[str, float]] = OrderedDict()
-        self._slots: dict[str, _Slot] = {}
 
     async def address(self, host: str, port: int) -> str:
-        """The address an exchange with ``host`` counts against: the first one it resolves to.
+        """The first address ``host`` resolves to (a literal: itself).
 
         Raises what the resolver raises (``FetchError`` kinds ``dns``, ``blocked_address``);
         failures are not cached, as in the connector.
@@ -82,6 +75,47 @@ class AddressGate:
         while len(self._names) > self._cache_size:
             self._names.popitem(last=False)
         return address
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+@dataclass(slots=True)
+class _Slot:
+    semaphore: asyncio.Semaphore
+    users: int = 0  # exchanges holding or awaiting the semaphore
+
+
+class AddressGate:
+    """Counts exchanges per server address; ``acquire`` waits while ``limit`` are in flight."""
+
+    def __init__(
+        self,
+        resolver: AbstractResolver,
+        limit: int,
+        *,
+        ttl: float = DNS_TTL,
+        cache_size: int = DNS_CACHE_SIZE,
+        clock: Callable[[], float] = time.monotonic,
+        names: ResolvedNames | None = None,
+    ) -> None:
+        """``names``: the cache to share with the fetcher's other uses of it (a new one if
+        None, built from ``resolver``, ``ttl``, ``cache_size`` and ``clock``)."""
+        if limit < 1:
+            raise ValueError(f"per-address limit must be at least 1, not {limit}")
+        self._limit = limit
+        if names is None:
+            names = ResolvedNames(resolver, ttl=ttl, cache_size=cache_size, clock=clock)
+        self._names = names
+        self._slots: dict[str, _Slot] = {}
+
+    async def address(self, host: str, port: int) -> str:
+        """The address an exchange with ``host`` counts against: the first one it resolves to.
+
+        Raises what the resolver raises (``FetchError`` kinds ``dns``, ``blocked_address``);
+        failures are not cached, as in the connector.
+        """
+        return await self._names.address(host, port)
 
     async def acquire(self, address: str) -> None:
         """Wait for a slot of ``address``; pair every successful call with :meth:`release`."""

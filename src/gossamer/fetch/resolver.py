@@ -6,6 +6,11 @@ never reach a resolver, so the fetcher puts them through :func:`check_literal` b
 request. ``--resolve`` entries (like curl's) map a host name, or a ``*.suffix`` wildcard, to an
 address; mapped names are trusted and may point at loopback, which is how the local test web is
 crawled.
+
+A proxy the user named is trusted as a ``--resolve`` name is: the fetcher registers it with
+:meth:`GuardedResolver.trust_proxy` before its first use, and a failure to resolve it is the
+route's fault (``proxy_error``), not the target host's. Through a proxy, the target's own name
+is put through this resolver by the fetcher beforehand, so the guard still judges it.
 """
 
 from __future__ import annotations
@@ -104,6 +109,12 @@ class GuardedResolver(AbstractResolver):
         self._rules = rules
         self._allow_private = allow_private
         self._system = system if system is not None else ThreadedResolver()
+        self._proxies: set[tuple[str, int]] = set()  # (name, port) of the proxies in use
+
+    def trust_proxy(self, host: str, port: int) -> None:
+        """Resolve ``host`` unguarded when asked with ``port``: a proxy the user named (a
+        corporate proxy often has a private address)."""
+        self._proxies.add((host.lower().rstrip("."), port))
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
@@ -122,13 +133,16 @@ class GuardedResolver(AbstractResolver):
                         flags=socket.AI_NUMERICHOST,
                     )
                 ]
+        proxy = (name, port) in self._proxies
         try:
             results = await self._system.resolve(host, port, family)
         except (OSError, UnicodeError) as exc:
+            if proxy:
+                raise FetchError("proxy_error", f"cannot resolve the proxy {host}: {exc}") from exc
             # UnicodeError: the name cannot even be IDNA-encoded (a label over 63 octets), which
             # the system resolver reports before asking any server.
             raise FetchError("dns", f"cannot resolve {host}: {exc}") from exc
-        if self._allow_private:
+        if self._allow_private or proxy:
             return results
         allowed = [r for r in results if is_public(r["host"])]
         if not allowed:
