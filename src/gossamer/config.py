@@ -95,7 +95,9 @@ class SiteConfig:
     # the User-Agent sent to the site; robots.txt rules are matched against its first word
     user_agent: str | None = None
     headers: tuple[tuple[str, str], ...] | None = None  # extra request headers, {Name = "v"}
-    proxy: str | None = None  # the http:// or https:// proxy the site's requests go through
+    # the http:// proxy of the site's requests ("http://[USER@]HOST:PORT", the password in
+    # GOSSAMER_PROXY_PASSWORD), over --proxy and the environment; "none": direct
+    proxy: str | None = None
     cookies: str | None = None  # a Netscape cookie file (curl -c, wget --save-cookies)
     render: bool | None = None  # reserved for a later release: refused if given
 

@@ -254,10 +254,10 @@ def _site_section() -> list[str]:
         "",
         "A site may be given a shorter delay than the crawl's, never a shorter one than its"
         " robots.txt asks: a larger Crawl-delay still wins. A shared crawl (`--frontier`) asks"
-        " a host one request at a time whatever `max_per_host` says. `proxy` and `cookies`"
-        " are handed to the fetcher for the site's requests; a proxy URL may not carry"
-        " credentials (the settings are stored in `crawl.json` and in Redis), and a cookie"
-        " file must be at the same path on every machine of a shared crawl.",
+        " a host one request at a time whatever `max_per_host` says. A site's `proxy` and"
+        " `cookies` are checked as `--proxy` and `--cookies` are and stand for them for the"
+        " site's requests; a cookie file must be at the same path on every machine of a"
+        " shared crawl.",
         "",
         "```toml",
         "[[site]]",

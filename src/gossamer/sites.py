@@ -29,14 +29,12 @@ Crawl-delay still wins over a site's ``delay`` (``politeness.with_crawl_delay``)
 from __future__ import annotations
 
 import dataclasses
-import http.cookiejar
 import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from gossamer.config import SiteConfig
 from gossamer.config_check import MAX_CONCURRENCY, MAX_SECONDS, RULES
@@ -62,7 +60,7 @@ _OWNED_HEADERS = {
     "accept-encoding": "the fetcher decodes only what it asks for",
     "user-agent": "use the table's user_agent key",
     "cookie": "use the table's cookies key",
-    "proxy-authorization": "proxy credentials are not kept in the settings",
+    "proxy-authorization": "a proxy's password is never stored: see proxy",
 }
 _KEYS = frozenset(field.name for field in dataclasses.fields(SiteConfig))
 
@@ -266,49 +264,16 @@ def _headers(value: Any) -> str | None:
     return None
 
 
-def _proxy(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return "must be a proxy URL such as 'http://proxy.example:3128'"
-    try:
-        parts = urlsplit(value)
-        port = parts.port
-    except ValueError:
-        port, parts = -1, urlsplit("")
-    if parts.scheme not in {"http", "https"} or not parts.hostname or port == -1:
-        return "must be an http:// or https:// proxy URL with a host, e.g. 'http://proxy:3128'"
-    if parts.username is not None or parts.password is not None:
-        # crawl.json and a shared crawl's settings keep every table: a password would be kept
-        return "must not carry credentials (they would be stored with the crawl's settings)"
-    if parts.path not in {"", "/"} or parts.query or parts.fragment:
-        return "must name only the proxy (scheme, host, port), no path"
-    return None
-
-
-def _cookies(value: Any) -> str | None:
-    if not isinstance(value, str) or not value or "\x00" in value:
-        return "must be the path of a Netscape cookie file"
-    jar = http.cookiejar.MozillaCookieJar()
-    try:
-        jar.load(value, ignore_discard=True, ignore_expires=True)
-    except FileNotFoundError:
-        return f"{shortened(value, 60)!r} names no file"
-    except IsADirectoryError:
-        return f"{shortened(value, 60)!r} is a folder, not a cookie file"
-    except http.cookiejar.LoadError as exc:
-        return f"{shortened(value, 60)!r} is not a Netscape cookie file ({exc})"
-    except (OSError, UnicodeDecodeError) as exc:
-        return f"{shortened(value, 60)!r} cannot be read ({exc})"
-    return None
-
-
 _CHECKS = {
     "delay": _delay,
     "max_per_host": _whole(1, MAX_CONCURRENCY),
     "max_pages": _whole(1),
     "user_agent": RULES["fetch.user_agent"],
     "headers": _headers,
-    "proxy": _proxy,
-    "cookies": _cookies,
+    # the crawl's own rules for these values (an http:// proxy or none, no password; a
+    # Netscape cookie file), so a site's are checked exactly as --proxy and --cookies are
+    "proxy": RULES["fetch.proxy"],
+    "cookies": RULES["fetch.cookies_file"],
 }
 
 

@@ -134,8 +134,8 @@ def test_most_specific_first_key_by_key(tables: list[SiteConfig], host: str) -> 
         ({"match": "a.org", "headers": {"Cookie": "a=b"}}, "use the table's cookies key"),
         ({"match": "a.org", "headers": {"X-A": "b\nc"}}, "without control characters"),
         ({"match": "a.org", "headers": {"Bad Name": "b"}}, "bad header name"),
-        ({"match": "a.org", "proxy": "socks5://p:1080"}, "http:// or https:// proxy"),
-        ({"match": "a.org", "proxy": "http://u:pw@p:3128"}, "must not carry credentials"),
+        ({"match": "a.org", "proxy": "socks5://p:1080"}, "only to http:// proxies"),
+        ({"match": "a.org", "proxy": "http://u:pw@p:3128"}, "must not hold a password"),
         ({"match": "a.org", "cookies": "/nonexistent/c.txt"}, "names no file"),
     ],
 )
@@ -171,6 +171,13 @@ def test_a_table_is_read_from_toml_with_durations_and_a_cookie_file(
         "http://proxy.test:3128",
         str(cookies),
     )
+
+
+def test_a_cookie_file_is_checked_as_the_crawls_own(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a cookie file\n", encoding="utf-8")
+    problem = site_problem({"match": "a.org", "cookies": str(notes)})
+    assert problem is not None and "(a.org) cookies cannot be used" in problem
 
 
 def test_a_bad_table_in_a_config_file_is_one_error(tmp_path: Path) -> None:
