@@ -65,13 +65,24 @@ def test_domain_scope_and_exclude_hold_server_side(
     # news pages by the exclude rule (the shared crawl's two folders added up).
     skipped = sum(_stats(folder)["skipped_other"] for folder in finished.folders)
     assert skipped > 0
-    if mode.name != "workers":  # see the report: the coordinator does not carry them yet
-        rules: dict[str, int] = {}
-        for folder in finished.folders:
-            for rule, count in _stats(folder)["skipped_scope"].items():
-                rules[rule] = rules.get(rule, 0) + count
-        assert set(rules) == {"domain", "exclude"}, rules
-        assert "skipped by scope: " in (finished.out / "reports" / "stats.txt").read_text()
+    rules: dict[str, int] = {}
+    for folder in finished.folders:
+        for rule, count in _stats(folder)["skipped_scope"].items():
+            rules[rule] = rules.get(rule, 0) + count
+    assert set(rules) == {"domain", "exclude"}, rules
+    assert "skipped by scope: " in (finished.out / "reports" / "stats.txt").read_text()
+    # The refused links are listed with their rule (each process lists those it found).
+    listed = [
+        line.split("\t")
+        for folder in finished.folders
+        for line in (folder / "reports" / "discovered-not-crawled.txt").read_text().splitlines()
+    ]
+    refused = {url: why for url, *why in listed if why}
+    assert refused and set(map(tuple, refused.values())) <= {
+        ("out of scope: domain",),
+        ("out of scope: exclude",),
+    }
+    assert all(host not in url or EXCLUDE in url for url in refused)
 
 
 def test_a_seed_out_of_scope_is_refused_before_any_request(

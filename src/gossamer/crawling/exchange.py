@@ -138,6 +138,7 @@ def store_page(
     purpose = recorder.purpose(job)
     location = None
     try:
+        result = recorder.screened(job, result)  # --skip-other-languages: not archived
         location = archive(warc, cdxj, job, result, purpose)
         return recorder.record_page(job, result, location)
     except StoreError:

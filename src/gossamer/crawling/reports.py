@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
+from gossamer.crawling.scope import Scope
 from gossamer.monitor.report import write_report
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB, write_reports
@@ -36,10 +37,12 @@ def report_now(
     *,
     final: bool = False,
     visiting: Collection[str] = (),
+    scope: Scope | None = None,
 ) -> None:
     """Write the reports on this thread, and the domain registry in ``crawl.db`` with the
     same figures; ``visiting``: the hosts with requests in flight or handed out (none once a
-    crawl has ended). ``final``: the crawl has ended, so ``report.html`` is written too."""
-    db.put_domains(write_reports(out, stats, db, visiting=visiting))
+    crawl has ended). ``final``: the crawl has ended, so ``report.html`` is written too.
+    ``scope``: the crawl's scope rules, so the links they refused are listed with the rule."""
+    db.put_domains(write_reports(out, stats, db, visiting=visiting, scope=scope))
     if final:
         write_report(out, stats)

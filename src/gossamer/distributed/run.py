@@ -29,6 +29,7 @@ from redis.asyncio import Redis
 from gossamer.config import CrawlConfig, Requested
 from gossamer.crawling.folder import CrawlLock, save_snapshot
 from gossamer.crawling.reports import report_now
+from gossamer.crawling.scope import scope_of
 from gossamer.crawling.verdict import judge
 from gossamer.distributed import settings
 from gossamer.distributed.control import set_state
@@ -161,7 +162,7 @@ async def _work(
             try:
                 # The snapshot with stats.json's duration, which recover and merge keep.
                 save_snapshot(db, stats)
-                report_now(config.out, stats, db, final=True)
+                report_now(config.out, stats, db, final=True, scope=scope_of(config.scope))
             finally:
                 with contextlib.suppress(StoreError):  # the fault, if any, is already raised
                     db.close()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
+from gossamer.crawling.scope import scope_of
 from gossamer.distributed import settings
 from gossamer.distributed.errors import SharedFrontierError
 from gossamer.distributed.frontier import RedisFrontier
@@ -49,10 +50,12 @@ async def add_seeds(redis: Redis, name: str, seeds_file: Path) -> SeedsAdded:
 
 async def add_seed_list(redis: Redis, name: str, seeds: SeedList) -> int:
     """Queue ``seeds`` in the crawl ``name`` (from a file, or the Crawl page); how many were
-    new."""
-    await _stored(redis, name)
+    new. A seed the crawl's scope rules refuse is not queued, as a local crawl's admission
+    refuses it."""
+    scope = scope_of(settings.from_json(await _stored(redis, name), Path(), Path()).scope)
     jobs = [
         Job(url=seed.urls[0], host=host_of(seed.urls[0]), depth=0, fallbacks=seed.urls[1:])
         for seed in seeds.seeds
+        if scope.refusal(seed.urls[0]) is None
     ]
     return await RedisFrontier(redis, name, "ctl").add(jobs)

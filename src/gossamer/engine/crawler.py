@@ -29,6 +29,7 @@ from gossamer.crawling.fetching import build_fetcher
 from gossamer.crawling.folder import CrawlLock
 from gossamer.crawling.loop import CrawlLoop
 from gossamer.crawling.progress import Progress
+from gossamer.crawling.scope import scope_of
 from gossamer.crawling.verdict import judge
 from gossamer.engine.backlog import DatabaseBacklog, build_frontier, seed_fallbacks
 from gossamer.engine.control import ControlServer
@@ -161,7 +162,11 @@ class Crawler:
             targets=(config.max_pages, config.time_limit),
         )
         # A worker leaves the reports to the coordinator, which sees the whole crawl.
-        reporter = Reporter(out, db, self.stats, frontier.visiting) if part is None else None
+        reporter = (
+            Reporter(out, db, self.stats, frontier.visiting, scope_of(self._config.scope))
+            if part is None
+            else None
+        )
         steering = self._steering(frontier, pipeline)
         control = ControlServer(socket_path(out, None if part is None else part.index), steering)
         db.start_writer(on_fault=lambda exc: _call_soon(loop, self._fail, exc))
@@ -220,7 +225,9 @@ class Crawler:
         if self._part is None:
             # Replay may have appended to the index, which the crawl's writer sorts at its end.
             CdxjWriter(self._config.out / "index.cdxj").close()
-            with Reporter(self._config.out, db, self.stats) as reporter:
+            with Reporter(
+                self._config.out, db, self.stats, scope=scope_of(self._config.scope)
+            ) as reporter:
                 await reporter.write(ended=True)
         return CrawlOutcome(self.stats, "time")
 

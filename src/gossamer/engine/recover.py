@@ -28,6 +28,7 @@ from typing import Any
 from gossamer.config import CrawlConfig, config_from_json, config_to_json
 from gossamer.crawling.folder import CrawlLock, load_snapshot, save_snapshot
 from gossamer.crawling.reports import report_now
+from gossamer.crawling.scope import scope_of
 from gossamer.engine.replay import DamageReport
 from gossamer.engine.resume import (
     Leveled,
@@ -187,7 +188,7 @@ def _rebuild(
     rebuilt.started = time.time()  # the duration is what was carried over, nothing more
     # The snapshot first: its duration is stats.json's, not later by report.html's drawing.
     save_snapshot(db, rebuilt)
-    report_now(folder, rebuilt, db, final=True)
+    report_now(folder, rebuilt, db, final=True, scope=scope_of(config.scope))
     return leveled, rebuilt.pages
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from gossamer.crawling.folder import save_snapshot
 from gossamer.crawling.reports import report_period
+from gossamer.crawling.scope import Scope
 from gossamer.engine.steering import set_within
 from gossamer.monitor.report import write_report
 from gossamer.stats import CrawlStats
@@ -50,11 +51,13 @@ class Reporter:
         db: MetadataDB,
         stats: CrawlStats,
         visiting: Callable[[], Collection[str]] = frozenset,
+        scope: Scope | None = None,
     ) -> None:
         self._out = out
         self._db = db
         self._stats = stats
         self._visiting = visiting  # the hosts in visit now, asked on the loop
+        self._scope = scope  # the refused links are listed with their rule
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gossamer-reports")
 
     def __enter__(self) -> Reporter:
@@ -103,4 +106,4 @@ class Reporter:
     def _write(self, ticket: int, stats: CrawlStats, visiting: frozenset[str]) -> list[DomainRow]:
         self._db.wait(ticket)
         with CrawlRecords(self._db.path) as records, records.consistent():
-            return write_reports(self._out, stats, records, visiting=visiting)
+            return write_reports(self._out, stats, records, visiting=visiting, scope=self._scope)

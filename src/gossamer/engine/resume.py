@@ -400,6 +400,7 @@ def _carry(stats: CrawlStats, saved: dict[str, Any]) -> None:
     sitemaps = saved.get("sitemaps")
     for host, urls in (sitemaps if isinstance(sitemaps, dict) else {}).items():
         stats.sitemaps.setdefault(str(host), [str(url) for url in urls])
+    stats.carry_scope(saved)  # refusals by scope rule, pages by other language
 
 
 def carry_runs(
@@ -418,6 +419,9 @@ def carry_runs(
     for run in runs:
         robots.update(run.get("robots_status", {}))
         sitemaps.update(run.get("sitemaps", {}))
+    scoped = CrawlStats()
+    for source in (earlier, *runs):
+        scoped.carry_scope(source)
     return {
         name: int(earlier.get(name, 0)) + sum(int(run.get(name, 0)) for run in runs)
         for name in _CARRIED_COUNTS
@@ -426,4 +430,6 @@ def carry_runs(
         "duration_seconds": duration,
         "robots_status": robots,
         "sitemaps": sitemaps,
+        "skipped_scope": dict(scoped.skipped_scope),
+        "other_languages": dict(scoped.other_languages),
     }

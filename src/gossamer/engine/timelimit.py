@@ -15,6 +15,7 @@ from gossamer.config import CrawlConfig
 from gossamer.crawling.folder import save_snapshot
 from gossamer.crawling.limits import remaining
 from gossamer.crawling.reports import report_now
+from gossamer.crawling.scope import scope_of
 from gossamer.engine.resume import rebuild_stats
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
@@ -52,6 +53,6 @@ def time_used_up(
     if time_left(config.time_limit, stats):
         return None
     warn_no_time_left(config.time_limit, stats.elapsed_before)
-    report_now(config.out, stats, db)
+    report_now(config.out, stats, db, scope=scope_of(config.scope))
     save_snapshot(db, stats)
     return stats

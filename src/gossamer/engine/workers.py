@@ -40,6 +40,7 @@ from gossamer.config import CrawlConfig, config_to_json
 from gossamer.crawling.folder import CrawlLock, load_snapshot, save_snapshot
 from gossamer.crawling.limits import remaining
 from gossamer.crawling.reports import report_now, report_period
+from gossamer.crawling.scope import scope_of
 from gossamer.crawling.verdict import judge
 from gossamer.engine.budget import PageBudget
 from gossamer.engine.collector import crawl_collector
@@ -107,7 +108,9 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
                 note = complete_note(config, db, so_far.pages)
                 if note:  # complete: as a lone crawl, it queues nothing
                     log.warning("%s", note)
-                    report_now(out, so_far, db)  # the reports again, the figures as they were
+                    report_now(
+                        out, so_far, db, scope=scope_of(config.scope)
+                    )  # the reports again, the figures as they were
                     return WorkersOutcome(so_far, "exhausted")
                 log.warning("resuming crawl in %s with workers: %d records replayed", out, replayed)
             budget = _budget(config, 0 if so_far is None else so_far.pages, count)
@@ -120,7 +123,7 @@ def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutc
             # A crash of the coordinator still leaves reports at most one interval old.
             with contextlib.closing(MetadataDB(out / "crawl.db")) as live:
                 interim = rebuild_stats(live, saved, config.concurrency * count)
-                report_now(out, interim, live, visiting=visiting())
+                report_now(out, interim, live, visiting=visiting(), scope=scope_of(config.scope))
 
         before = float((saved or {}).get("duration_seconds", 0.0))
         targets = (config.max_pages, config.time_limit)
@@ -241,7 +244,7 @@ def _finish(  # noqa: PLR0917 - the coordinator's whole state at the end, passed
         # The snapshot first: its duration is stats.json's, not later by report.html's drawing
         # (which recover, resume and merge would otherwise count as crawl time).
         save_snapshot(db, stats)
-        report_now(out, stats, db, final=True)
+        report_now(out, stats, db, final=True, scope=scope_of(config.scope))
     finally:
         db.close()
     fleet.finish(stats)

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from gossamer.errors import StoreError
+from gossamer.stats import CrawlStats
 from gossamer.store.connect import faults
 from gossamer.store.families import MERGE_FAMILIES
 from gossamer.store.merge_check import require_listed
@@ -243,7 +244,9 @@ def combined_snapshot(snapshots: Iterable[dict[str, Any]]) -> dict[str, Any]:
         ("skipped_robots", "skipped_other", "session_ids_stripped", "concurrency"), 0
     )
     duration = 0.0
+    scoped = CrawlStats()  # refusals by scope rule, pages by other language: added up
     for snapshot in snapshots:
+        scoped.carry_scope(snapshot)
         for key in totals:
             totals[key] += int(_number(snapshot.get(key)))
         duration = max(duration, _number(snapshot.get("duration_seconds")))
@@ -251,7 +254,16 @@ def combined_snapshot(snapshots: Iterable[dict[str, Any]]) -> dict[str, Any]:
             errors[str(kind)] += int(_number(count))
         for key in ("robots_status", "sitemaps"):
             merged[key].update(_mapping(snapshot, key))
-    return merged | totals | {"duration_seconds": duration, "errors": dict(errors)}
+    return (
+        merged
+        | totals
+        | {
+            "duration_seconds": duration,
+            "errors": dict(errors),
+            "skipped_scope": dict(scoped.skipped_scope),
+            "other_languages": dict(scoped.other_languages),
+        }
+    )
 
 
 def _number(value: Any) -> float:

@@ -31,6 +31,7 @@ from gossamer.crawling.folder import CrawlLock
 from gossamer.crawling.limits import remaining
 from gossamer.crawling.recording import Recording
 from gossamer.crawling.reports import report_now
+from gossamer.crawling.scope import scope_of
 from gossamer.crawling.verdict import judge
 from gossamer.errors import StoreError
 from gossamer.fetch.fetcher import Fetcher, FetchLimits
@@ -199,7 +200,7 @@ def _crawl(
             raise other
     stats.concurrency = options.threads
     stats.deferred = sorted(rec.unavailable)  # left to another run, as the other engines say
-    report_now(config.out, stats, db, final=True)  # with reports/report.html
+    report_now(config.out, stats, db, final=True, scope=scope_of(config.scope))  # report.html too
     if fault:
         raise fault[0]
     judge(stats, reason)

@@ -12,13 +12,14 @@ import pytest
 
 from gossamer.config import ScopeConfig
 from gossamer.crawling.admission import Admitter
+from gossamer.crawling.exchange import store_page
 from gossamer.crawling.recorder import Recorder
 from gossamer.crawling.scope import scope_of, seed_surts
 from gossamer.extras import installed
 from gossamer.fetch import FetchResult
 from gossamer.frontier import Job
 from gossamer.stats import CrawlStats
-from gossamer.store import MetadataDB, write_reports
+from gossamer.store import CdxjWriter, MetadataDB, WarcStore, write_reports
 
 from .test_admission import Queue
 
@@ -72,6 +73,25 @@ def test_links_of_pages_in_other_languages_are_not_followed(db: MetadataDB) -> N
     assert [job.url for job in queue.added] == ["http://a.test/next-en"]
     assert stats.other_languages == {"de": 1}
     assert stats.pages == 2
+
+
+@needs_model
+def test_a_skipped_language_is_not_archived(db: MetadataDB, tmp_path: Path) -> None:
+    """Through the exchange every engine stores with: no WARC record, a row without one."""
+    scope = ScopeConfig(languages=("en",), skip_other_languages=True)
+    recorder, _, stats = _recorder(scope, db)
+    with WarcStore(tmp_path / "warc") as warc, CdxjWriter(tmp_path / "index.cdxj") as cdxj:
+        for url, text, lang in (
+            ("http://a.test/de", GERMAN, "de"),
+            ("http://a.test/en", ENGLISH, "en"),
+        ):
+            job = Job(url=url, host="a.test", depth=0)
+            store_page(recorder, warc, cdxj, job, _page(url, text, lang), stats=stats, db=db)
+    db.flush()
+    assert stats.pages == 1 and stats.other_languages == {"de": 1}
+    assert [
+        line.split(" ", 2)[0] for line in (tmp_path / "index.cdxj").read_text().splitlines()
+    ] == ["test,a)/en"]
 
 
 @needs_model

@@ -170,3 +170,19 @@ def _stats_text(stats: CrawlStats) -> str:
 
     snapshot = stats.snapshot()
     return _scope_line(stats.skipped_other, dict(snapshot["skipped_scope"]))  # type: ignore[call-overload]
+
+
+def test_counts_by_rule_are_carried_over_runs_workers_and_merges() -> None:
+    from gossamer.engine.resume import carry_runs  # noqa: PLC0415
+    from gossamer.store.merge import combined_snapshot  # noqa: PLC0415
+
+    earlier = {"skipped_scope": {"domain": 2}, "other_languages": {"de": 1}}
+    runs = [{"skipped_scope": {"domain": 1, "exclude": 4}}, {"other_languages": {"fr": 2}}]
+    carried = carry_runs(earlier, runs, 1.0)
+    assert carried["skipped_scope"] == {"domain": 3, "exclude": 4}
+    assert carried["other_languages"] == {"de": 1, "fr": 2}
+    stats = CrawlStats()
+    stats.carry_scope(carried)
+    assert stats.skipped_scope == {"domain": 3, "exclude": 4}
+    merged = combined_snapshot([earlier, *runs])
+    assert merged["skipped_scope"] == {"domain": 3, "exclude": 4}
