@@ -20,7 +20,6 @@ the recorded request headers (so of the WARC request records) unless ``record_co
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 import ssl
 import time
@@ -33,15 +32,16 @@ from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from gossamer.errors import ConfigError, FetchError
+from gossamer.fetch.body import read_page, read_robots
 from gossamer.fetch.cookies import CookieJars
-from gossamer.fetch.decode import ACCEPT_ENCODING, DecodeError, decode_body
+from gossamer.fetch.decode import ACCEPT_ENCODING
 from gossamer.fetch.faults import PROXY_ERROR, error_kind
 from gossamer.fetch.gate import AddressGate, ResolvedNames
-from gossamer.fetch.proxy import redacted
+from gossamer.fetch.proxy import ProxyRoute
 from gossamer.fetch.resolver import GuardedResolver, ResolveRule, check_literal
 from gossamer.fetch.result import FetchResult, Headers
-from gossamer.fetch.sniff import RESOURCE_HEADER, computed_type, media_type, needs_sniffing
-from gossamer.robots.parser import MAX_ROBOTS_BYTES, whole_lines
+from gossamer.fetch.sniff import media_type
+from gossamer.robots.parser import MAX_ROBOTS_BYTES
 from gossamer.urls import canonical_link
 
 if TYPE_CHECKING:
@@ -101,32 +101,6 @@ def _raw_headers(raw: tuple[tuple[bytes, bytes], ...]) -> Headers:
     return tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in raw)
 
 
-@dataclass(frozen=True, slots=True)
-class _Proxy:
-    """One proxy as aiohttp takes it: the URL without credentials, and those apart."""
-
-    url: URL
-    authorization: str | None  # the Proxy-Authorization header's value
-    shown: str  # for messages: the password hidden
-
-    @classmethod
-    def of(cls, text: str) -> _Proxy:
-        url = URL(text if "://" in text else "http://" + text)
-        authorization = None
-        if url.user is not None:
-            pair = f"{url.user}:{url.password or ''}".encode()
-            authorization = "Basic " + base64.b64encode(pair).decode("ascii")
-        return cls(url.with_user(None), authorization, redacted(text))
-
-    def headers(self, target: URL) -> tuple[dict[str, str], dict[str, str]]:
-        """(request headers, CONNECT headers) carrying the credentials: an http target's
-        request goes to the proxy itself, an https one's only through its tunnel."""
-        if self.authorization is None:
-            return {}, {}
-        carried = {"Proxy-Authorization": self.authorization}
-        return ({}, carried) if target.scheme == "https" else (carried, {})
-
-
 def _direct(url: str) -> str | None:
     return None
 
@@ -174,7 +148,7 @@ class Fetcher:
         self._ca_file = ca_file
         self._site_for = site_for
         self._proxy_for = proxy_for
-        self._proxies: dict[str, _Proxy] = {}  # parsed, by the text proxy_for gave
+        self._proxies: dict[str, ProxyRoute] = {}  # parsed, by the text proxy_for gave
         self._cookies = cookies
         self._unrecorded = _UNRECORDED if record_cookies else _UNRECORDED | {"cookie"}
         self._resolver: GuardedResolver | None = None
@@ -266,7 +240,7 @@ class Fetcher:
         started = self._clock()
         t0 = time.monotonic()
         deadline = asyncio.timeout(self._limits.total_timeout)
-        proxy: _Proxy | None = None
+        proxy: ProxyRoute | None = None
         try:
             async with deadline:
                 target = self._target(url)
@@ -340,7 +314,7 @@ class Fetcher:
         check_literal(target.raw_host, self._rules, self._allow_private)
         return target
 
-    async def _route(self, url: str, target: URL) -> _Proxy | None:
+    async def _route(self, url: str, target: URL) -> ProxyRoute | None:
         """The proxy of this request (None: direct), its target judged by the guard first.
 
         The proxy resolves the target's name itself; resolving it here too, through the
@@ -353,7 +327,7 @@ class Fetcher:
         assert self._resolver is not None and self._names is not None
         proxy = self._proxies.get(text)
         if proxy is None:
-            proxy = self._proxies[text] = _Proxy.of(text)
+            proxy = self._proxies[text] = ProxyRoute.of(text)
             self._resolver.trust_proxy(proxy.url.raw_host or "", proxy.url.port or 0)
         assert target.raw_host is not None
         await self._names.address(target.raw_host, target.port or 0)
@@ -387,7 +361,7 @@ class Fetcher:
         url: str,
         max_body: int,
         robots: bool,
-        proxy: _Proxy | None,
+        proxy: ProxyRoute | None,
         *,
         started: float,
         t0: float,
@@ -430,9 +404,15 @@ class Fetcher:
             # Through a proxy the peer is the proxy: the target's address is not known here.
             peer = transport.get_extra_info("peername") if transport and not proxy else None
             if robots:
-                payload = await _read_robots(resp)
+                payload = await read_robots(resp)
             else:
-                payload = await self._read_page(resp, max_body, any_type)
+                payload = await read_page(
+                    resp,
+                    max_body=max_body,
+                    max_decoded=self._limits.max_decoded,
+                    keep_types=self._limits.keep_types,
+                    any_type=any_type,
+                )
             return FetchResult(
                 url=url,
                 status=resp.status,
@@ -456,88 +436,3 @@ class Fetcher:
                 truncated=payload.truncated,
                 skipped_body=payload.skipped,
             )
-
-    async def _read_page(
-        self, resp: aiohttp.ClientResponse, max_body: int, any_type: bool
-    ) -> _Payload:
-        """The body of a page (or, ``any_type``, a sitemap), if its type is kept and its size
-        allowed; a 2xx body without a usable type is read and sniffed (``fetch/sniff.py``)."""
-        declared = resp.headers.get("Content-Type", "")
-        success = 200 <= resp.status < 300
-        sniffed = success and not any_type
-        if sniffed and not needs_sniffing(declared) and not self._kept(declared):
-            return _Payload(content_type=declared, error="skipped_type", skipped=True)
-        if resp.content_length is not None and resp.content_length > max_body:
-            return _Payload(content_type=declared, error="too_large", skipped=True)
-        body, truncated = await _read_capped(resp.content, max_body)
-        error = "too_large" if truncated else ""
-        content = b""
-        if body:
-            try:
-                encoding = resp.headers.get("Content-Encoding")
-                content = decode_body(body, encoding, self._limits.max_decoded)
-            except DecodeError as exc:
-                error = error or exc.kind
-        if not sniffed or (body and not content):  # nothing decoded to look at
-            return _Payload(body, content, declared, error, truncated)
-        nosniff = resp.headers.get("X-Content-Type-Options", "").strip().lower() == "nosniff"
-        computed = computed_type(declared, content[:RESOURCE_HEADER], no_sniff=nosniff)
-        if not self._kept(computed):
-            # The same outcome as if the server had named that type: nothing archived.
-            return _Payload(content_type=computed, error="skipped_type", skipped=True)
-        return _Payload(body, content, computed, error, truncated)
-
-    def _kept(self, content_type: str) -> bool:
-        return media_type(content_type) in self._limits.keep_types
-
-
-@dataclass(frozen=True, slots=True)
-class _Payload:
-    """What was read of a response's body, and the type the crawl goes by."""
-
-    body: bytes = b""
-    content: bytes = b""
-    content_type: str = ""
-    error: str = ""
-    truncated: bool = False
-    skipped: bool = False
-
-
-async def _read_robots(resp: aiohttp.ClientResponse) -> _Payload:
-    """A robots.txt body: cut by the 500 KiB cap of RFC 9309 only, and then at a line end.
-
-    One byte past the cap is read, to tell whether the cut falls at a line end. A body the
-    network cut short is not cut by us: a compressed stream that stops early is a
-    ``bad_encoding`` (aiohttp already fails a short Content-Length or broken chunking), an
-    incomplete answer the robots status calls unavailable.
-    """
-    declared = resp.headers.get("Content-Type", "")
-    body, truncated = await _read_capped(resp.content, ROBOTS_MAX_BYTES + 1)
-    try:
-        content = decode_body(
-            body,
-            resp.headers.get("Content-Encoding"),
-            ROBOTS_MAX_BYTES + 1,
-            keep_prefix=True,
-            cut=truncated,
-        )
-    except DecodeError as exc:
-        return _Payload(body, b"", declared, exc.kind, truncated)
-    if truncated or len(content) > ROBOTS_MAX_BYTES:
-        content = whole_lines(content, ROBOTS_MAX_BYTES, cut=truncated)
-        return _Payload(body, content, declared, "too_large", truncated)
-    return _Payload(body, content, declared)
-
-
-async def _read_capped(stream: aiohttp.StreamReader, limit: int) -> tuple[bytes, bool]:
-    """At most ``limit`` bytes of the body, and whether there was more."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in stream.iter_chunked(65_536):
-        if size + len(chunk) > limit:
-            # Cut the last chunk before joining, so a huge body costs one copy of the cap.
-            chunks.append(chunk[: limit - size])
-            return b"".join(chunks), True
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks), False

@@ -26,10 +26,11 @@ URL goes through :func:`redacted`.
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from yarl import URL
 
@@ -40,6 +41,7 @@ __all__ = [
     "PASSWORD_ENV",
     "NoProxy",
     "Proxies",
+    "ProxyRoute",
     "parse_proxy",
     "proxy_problem",
     "redacted",
@@ -225,3 +227,30 @@ def _checked(value: str, where: str, *, password_allowed: bool) -> str:
     if problem is not None:
         raise ConfigError(f"{where} {redacted(value)!r} {problem}")
     return value
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyRoute:
+    """One proxy as the fetcher hands it to aiohttp: the URL without credentials, and the
+    ``Proxy-Authorization`` they make, kept apart (memory only)."""
+
+    url: URL
+    authorization: str | None = field(repr=False)  # the Proxy-Authorization header's value
+    shown: str  # for messages: the password hidden
+
+    @classmethod
+    def of(cls, text: str) -> ProxyRoute:
+        url = URL(text if "://" in text else "http://" + text)
+        authorization = None
+        if url.user is not None:
+            pair = f"{url.user}:{url.password or ''}".encode()
+            authorization = "Basic " + base64.b64encode(pair).decode("ascii")
+        return cls(url.with_user(None), authorization, redacted(text))
+
+    def headers(self, target: URL) -> tuple[dict[str, str], dict[str, str]]:
+        """(request headers, CONNECT headers) carrying the credentials: an http target's
+        request goes to the proxy itself, an https one's only through its tunnel."""
+        if self.authorization is None:
+            return {}, {}
+        carried = {"Proxy-Authorization": self.authorization}
+        return ({}, carried) if target.scheme == "https" else (carried, {})
