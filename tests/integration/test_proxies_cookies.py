@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from gossamer.cli import main
-from gossamer.config import FetchConfig, PolitenessConfig, ScopeConfig
+from gossamer.config import FetchConfig, PolitenessConfig, ScopeConfig, SiteConfig
 from gossamer.engine import Crawler, CrawlOutcome
 from gossamer.fetch.fetcher import Fetcher, FetchLimits
 from gossamer.fetch.resolver import parse_resolve
@@ -40,6 +40,7 @@ needs_proxy = pytest.mark.skipif(not AVAILABLE, reason=NO_TINYPROXY)
 PROXIED, DIRECT = "localhost", "other.test"
 RESOLVE = (f"{PROXIED}:127.0.0.1", f"{DIRECT}:127.0.0.1")
 CONFIG = "[politeness]\ndelay = 0.0\nrobots_wait = 0.3\n[scope]\nsitemaps = false\n"
+_MEMBERS = {"/members/0", "/members/1", "/members/2"}
 POLITE = PolitenessConfig(delay=0.0, robots_retry_delay=0.2, robots_retries=1, robots_wait=0.3)
 
 
@@ -94,7 +95,7 @@ def test_a_login_crawl_through_the_proxy_in_every_mode(
     assert set(finished.codes) == {0}, finished.stderr
     proxied, direct = site.by_host(PROXIED), site.by_host(DIRECT)
     members = {seen.path for seen in proxied if seen.path.startswith("/members/")}
-    assert members == {"/members/0", "/members/1", "/members/2"}, proxied
+    assert members == _MEMBERS, proxied
     assert all("tinyproxy" in seen.via and seen.cookie == SESSION for seen in proxied)
     assert {seen.path for seen in direct} == {"/robots.txt", "/"}
     assert all(seen.via == "" and seen.cookie == "" for seen in direct), direct
@@ -119,6 +120,20 @@ def test_an_https_target_goes_through_connect(tmp_path: Path) -> None:
     assert outcome.stats.pages == 2
     assert f"CONNECT {PROXIED}:{tls_site.port} HTTP/1.1" in requests
     assert {seen.path for seen in tls_site.seen} == {"/robots.txt", "/", "/open"}
+
+
+@needs_proxy
+def test_a_sites_proxy_and_cookie_file_hold_for_its_hosts_only(
+    site: LoginSite, tmp_path: Path
+) -> None:
+    cookies = cookie_file(tmp_path / "cookies.txt", PROXIED)
+    with Tinyproxy(tmp_path / "proxy") as proxy:
+        table = SiteConfig(match=PROXIED, proxy=proxy.url, cookies=str(cookies))
+        _crawl(tmp_path, [site.url(PROXIED)], FetchConfig(proxy="none"), sites=(table,))
+    proxied, direct = site.by_host(PROXIED), site.by_host(DIRECT)
+    assert {seen.path for seen in proxied} == {"/robots.txt", "/", *_MEMBERS}
+    assert all("tinyproxy" in seen.via and seen.cookie == SESSION for seen in proxied)
+    assert direct and all(seen.via == "" and seen.cookie == "" for seen in direct)
 
 
 def test_a_refusing_proxy_is_the_routes_fault_and_the_crawl_goes_on(
