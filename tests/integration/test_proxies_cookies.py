@@ -152,7 +152,10 @@ def test_a_refusing_proxy_is_the_routes_fault_and_the_crawl_goes_on(
 
 @needs_proxy
 def test_a_proxy_password_reaches_the_proxy_and_no_file(
-    site: LoginSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    site: LoginSite,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     # Recorded, so the password the CLI puts there is gone after the test.
     monkeypatch.setenv("GOSSAMER_PROXY_PASSWORD", "")
@@ -167,6 +170,8 @@ def test_a_proxy_password_reaches_the_proxy_and_no_file(
             "--resolve", RESOLVE[0], "--config", str(_config(tmp_path)), "--warc-cookies",
         ])  # fmt: skip
     assert status == 0
+    shown = capsys.readouterr()
+    assert secret not in shown.out + shown.err
     assert site.by_host(PROXIED) and all("tinyproxy" in s.via for s in site.by_host(PROXIED))
     saved = json.loads((out / "crawl.json").read_text())
     assert saved["config"]["fetch"]["proxy"] == f"http://alice@{address}"
@@ -251,6 +256,7 @@ def _config(tmp: Path) -> Path:
         (["--cookies", "cookies.txt", "--no-cookies"], {}, "turns off"),
         ([], {"HTTPS_PROXY": "socks5://proxy:1080"}, "https_proxy"),
         (["--proxy", "http://alice@proxy:3128"], {}, "GOSSAMER_PROXY_PASSWORD"),
+        (["--config", "secret.toml"], {}, "fetch.proxy must not hold a password"),
     ],
 )
 def test_bad_proxy_and_cookie_settings_are_one_error_line(  # noqa: PLR0917 - fixtures
@@ -266,6 +272,7 @@ def test_bad_proxy_and_cookie_settings_are_one_error_line(  # noqa: PLR0917 - fi
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     _config(tmp_path)
+    (tmp_path / "secret.toml").write_text('[fetch]\nproxy = "http://alice:hidden@proxy:3128"\n')
     cookie_file(tmp_path / "cookies.txt", PROXIED)
     seeds = _seeds(tmp_path, "http://localhost:1/")
     status = main(["crawl", str(seeds), "--out", str(tmp_path / "out"), *flags])
