@@ -412,8 +412,14 @@ def check_config(config: CrawlConfig, origin: Callable[[str], str]) -> CrawlConf
 
 def _settled_cookies(config: CrawlConfig, origin: Callable[[str], str]) -> CrawlConfig:
     """The cookie file made absolute (every process of a crawl reads it); refused with
-    cookies off, where it would be silently unused."""
+    cookies off, where it would be silently unused (a ``[[site]]`` table's too)."""
     cookies_file = config.fetch.cookies_file
+    tables = [_table_of(table) for table in config.sites]  # TOML's tables are still dicts
+    if not config.fetch.cookies and any(table.get("cookies") for table in tables):
+        raise ConfigError(
+            f"{origin('sites')}: a table's cookies file needs cookies, which"
+            f" {origin('fetch.cookies')} turns off"
+        )
     if cookies_file is None:
         return config
     if not config.fetch.cookies:

@@ -257,6 +257,7 @@ def _config(tmp: Path) -> Path:
         ([], {"HTTPS_PROXY": "socks5://proxy:1080"}, "https_proxy"),
         (["--proxy", "http://alice@proxy:3128"], {}, "GOSSAMER_PROXY_PASSWORD"),
         (["--config", "secret.toml"], {}, "fetch.proxy must not hold a password"),
+        (["--config", "site.toml", "--no-cookies"], {}, "cookies file needs cookies"),
     ],
 )
 def test_bad_proxy_and_cookie_settings_are_one_error_line(  # noqa: PLR0917 - fixtures
@@ -273,6 +274,7 @@ def test_bad_proxy_and_cookie_settings_are_one_error_line(  # noqa: PLR0917 - fi
         monkeypatch.setenv(name, value)
     _config(tmp_path)
     (tmp_path / "secret.toml").write_text('[fetch]\nproxy = "http://alice:hidden@proxy:3128"\n')
+    (tmp_path / "site.toml").write_text('[[site]]\nmatch = "x.test"\ncookies = "cookies.txt"\n')
     cookie_file(tmp_path / "cookies.txt", PROXIED)
     seeds = _seeds(tmp_path, "http://localhost:1/")
     status = main(["crawl", str(seeds), "--out", str(tmp_path / "out"), *flags])
