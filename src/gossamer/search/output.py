@@ -126,7 +126,8 @@ def format_image_text(result: ImagePage) -> str:
     if result.matched == "any":
         lines.append("No image has every term; showing images with some of them.")
     lines.append(
-        f"{result.results} images ({result.seconds * 1000:.1f} ms)"
+        f"{result.results} image{'' if result.results == 1 else 's'}"
+        f" ({result.seconds * 1000:.1f} ms)"
         f" - page {result.page} of {result.pages}"
     )
     first = (result.page - 1) * result.per_page

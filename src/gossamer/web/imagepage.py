@@ -52,7 +52,8 @@ def image_results_page(result: ImagePage, archived: Collection[str]) -> str:
     if result.matched == "any":
         parts.append('<p class="note">No image has every term; these have some of them.</p>')
     parts.append(
-        f'<p class="stats">{result.results} images ({result.seconds * 1000:.0f} ms)'
+        f'<p class="stats">{result.results} image{"" if result.results == 1 else "s"}'
+        f" ({result.seconds * 1000:.0f} ms)"
         f" - page {result.page} of {result.pages}</p>"
     )
     cards = "".join(_card(image, image.url in archived) for image in result.images)
