@@ -4,7 +4,7 @@ a site's proxy over both, and a proxy's password never in what is stored or show
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gossamer.errors import ConfigError
@@ -123,6 +123,7 @@ def test_a_password_is_split_off_and_hidden() -> None:
     assert redacted("http://proxy:3128") == "http://proxy:3128"
 
 
+@settings(max_examples=60, deadline=None)
 @given(st.text(min_size=0, max_size=30))
 def test_redacted_never_shows_the_password(password: str) -> None:
     """Whatever the password holds (an unencoded / or @ included), it is not shown."""
