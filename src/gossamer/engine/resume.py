@@ -36,6 +36,7 @@ from gossamer.crawling.recorder import Recorder, note_robots
 from gossamer.engine.backlog import DatabaseBacklog, build_frontier
 from gossamer.engine.partition import Part
 from gossamer.engine.replay import Reconciliation, reconcile
+from gossamer.fetch import LOCAL_FAULTS
 from gossamer.frontier import Frontier
 from gossamer.robots import RobotsRules, lasting_answer, product_token
 from gossamer.stats import CrawlStats
@@ -46,7 +47,11 @@ from gossamer.urls import host_of, origin_of, path_query_of
 
 log = logging.getLogger(__name__)
 
-_UNRECORDED_ERRORS = frozenset({"bad_redirect", "redirect_chain", "parse_capped", "plugin_error"})
+# Errors no row records: counted when they happen, carried from snapshot to snapshot. Faults
+# of this machine or of the route to a proxy leave the URL without a row (a resume asks it).
+_UNRECORDED_ERRORS = (
+    frozenset({"bad_redirect", "redirect_chain", "parse_capped", "plugin_error"}) | LOCAL_FAULTS
+)
 # Snapshots written before issue 28 counted a stripped session id as this error; it is the
 # ``session_ids_stripped`` figure now.
 _OLD_SESSION_ERROR = "trap_session_id"

@@ -4,16 +4,14 @@ they carry the other errors no row records."""
 
 from __future__ import annotations
 
-import pytest
-
 from gossamer.engine.resume import carry_runs
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine/resume.py _UNRECORDED_ERRORS lacks proxy_error: a --workers crawl's"
-    " stats.json loses it (a change for the lead, issue 30)",
-)
 def test_proxy_errors_survive_the_recount() -> None:
     runs = [{"errors": {"proxy_error": 2}}, {"errors": {"proxy_error": 1}}]
     assert carry_runs(None, runs, 1.0)["errors"].get("proxy_error") == 3
+
+
+def test_local_faults_survive_the_recount() -> None:
+    runs = [{"errors": {"local_fault": 1}}, {"errors": {"local_fault": 4}}]
+    assert carry_runs({"errors": {"local_fault": 2}}, runs, 1.0)["errors"]["local_fault"] == 7
