@@ -213,11 +213,10 @@ async def _images(request: web.Request) -> web.StreamResponse:
     page = _page_number(request)
     request.app[ENGINE].engine()  # 503 with what to run while there is no complete index
     try:
-        images = ImageSearch(request.app[FOLDER])
-    except SearchError as exc:
+        with ImageSearch(request.app[FOLDER]) as images:
+            result = images.search(query, page=page)
+    except (SearchError, IndexingError) as exc:  # no image store yet, or a damaged one
         raise web.HTTPServiceUnavailable(text=f"Image search is not ready: {exc}.") from exc
-    with images:
-        result = images.search(query, page=page)
     archived = request.app[RECORDS].stored_pages([image.url for image in result.images])
     return _html(image_results_page(result, archived))
 

