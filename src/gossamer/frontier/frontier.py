@@ -215,10 +215,14 @@ class Frontier:
             _, _, key = heapq.heappop(self._ready)
             host = self._hosts[key]
             host.heap = ""
-            if host.timing.next_time > now:
+            next_time = host.timing.next_time
+            if next_time > now:
                 # With a free slot, a host waits in the ready heap while a request of its own
                 # is in flight; that request's end (or a backoff) may have moved it later.
-                self._schedule(host)
+                # Straight to the sleeping heap: judged against a later clock it could come
+                # back to the ready heap and be popped again within this same pass.
+                heapq.heappush(self._sleeping, (next_time, next(self._seq), host.key))
+                host.heap = "sleeping"
                 continue
             job = self._take(host, now)
             if job is not None:

@@ -84,3 +84,35 @@ def test_a_larger_crawl_delay_wins_over_the_sites_delay_and_a_smaller_one_does_n
     assert frontier.host("a.slow.test").delay == 3.0
     assert frontier.host("b.slow.test").delay == 0.5
     assert frontier.host("fast.slow.test").delay == 1.0  # looser than robots.txt: never
+
+
+class Ticking(Clock):
+    """A clock that moves on at every reading, and stops a frontier that keeps asking it."""
+
+    def __init__(self, step: float) -> None:
+        super().__init__()
+        self.step = step
+        self.readings = 0
+
+    def __call__(self) -> float:
+        self.readings += 1
+        assert self.readings < 1_000, "the frontier spins"
+        self.now += self.step
+        return self.now
+
+
+def test_a_host_moved_later_while_ready_sleeps_until_its_time() -> None:
+    """A host with a free slot waits in the ready heap while its other request is in flight;
+    when that request's end moves its next time later, the next pass puts it to sleep, even
+    when that time comes between the pass's start and a later reading of the clock."""
+    clock = Ticking(0.0)
+    frontier = make(clock, SITE)
+    fill(frontier, "http://www.slow.test", 3)
+    clock.now += 0.5
+    first = frontier.pop_ready()
+    assert first is not None and not first.robots
+    frontier.done(first, success=True)  # its next time: 0.5 s on, while it sits ready
+    clock.now += 0.5 - 0.0015
+    clock.step = 0.001  # the end of its delay falls between two readings of the next pass
+    assert frontier.pop_ready() is None
+    assert frontier.pop_ready() is not None  # and the next pass hands out its page
