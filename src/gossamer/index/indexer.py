@@ -316,11 +316,21 @@ def build_index(
         dropped = drop_unusable(crawl_dir)
         if dropped:
             log.warning("the index of %s was %s; building it again", crawl_dir, dropped)
+        images_before = (index_dir / IMAGES_FILE).exists()
         with (
             DocStore(index_dir / DOCSTORE_FILE) as store,
             AnchorStore(index_dir / ANCHORS_FILE) as anchors,
             ImageStore(index_dir / IMAGES_FILE) as images,
         ):
+            if not images_before and store.count():
+                # Pages are read once; those indexed before images were kept are not read
+                # again, so their images are found only after a rebuild.
+                log.warning(
+                    "the images of the %d pages indexed before are not kept: 'rm -r %s' and"
+                    " index again to search them",
+                    store.count(),
+                    index_dir,
+                )
             pending, handle = _run(
                 crawl_dir,
                 store,

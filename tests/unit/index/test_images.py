@@ -3,8 +3,10 @@ words), kept per page in the image store by ``gossamer index``."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
@@ -84,3 +86,15 @@ def test_any_markup_gives_images_and_never_raises(markup: str) -> None:
     for image in images_of(LexborHTMLParser(markup), "http://a.test/"):
         assert image.url.startswith("http")
         file_words(image.url)
+
+
+def test_an_index_older_than_the_image_store_says_how_to_get_its_images(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    page = FakePage("http://a.test/animals/", html("Animals", "a page", extra=GALLERY))
+    folder = make_crawl(tmp_path / "c", [page])
+    build_index(folder)
+    (folder / INDEX_DIR / IMAGES_FILE).unlink()  # as an index made before images were kept
+    with caplog.at_level(logging.WARNING, logger="gossamer.index.indexer"):
+        build_index(folder)
+    assert f"'rm -r {folder / INDEX_DIR}' and index again" in caplog.text
