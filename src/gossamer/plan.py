@@ -45,7 +45,11 @@ __all__ = ["CrawlPlan", "begin_crawl", "plan_crawl", "prepare_out"]
 # may change: each restores the hosts it owns by hash, whatever their number before, so a
 # folder moves between machines of different core counts (``--workers`` defaults to one per
 # core), and a user may resume with more or fewer.
-_HOW_RUN = frozenset({"progress", "report_interval", "workers"})
+# The route and the login (a proxy, a cookie file) may change between runs: a session
+# cookie expires, a proxy moves; neither changes what the crawl is.
+_HOW_RUN = frozenset(
+    {"progress", "report_interval", "workers", "fetch.proxy", "fetch.cookies_file"}
+)
 # Settings a resumed crawl may raise: it then simply goes on for longer.
 _MAY_GROW = frozenset({"max_pages", "time_limit"})
 _SHOWN_DIFFERENCES = 3

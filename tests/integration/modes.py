@@ -94,7 +94,7 @@ class Mode:
 
 def _own(flags: tuple[str | Path, ...]) -> list[str | Path]:
     """The flags a joining worker takes as its own (the crawl's settings come from Redis)."""
-    own = ("--resolve", "--concurrency", "--ca-file", "--time")
+    own = ("--resolve", "--concurrency", "--ca-file", "--time", "--proxy", "--cookies")
     return [item for i in range(len(flags) - 1) if flags[i] in own for item in flags[i : i + 2]]
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,14 +16,21 @@ from typing import Any
 
 from gossamer.cli.distributed import add_frontier_flags, print_result, shared_of
 from gossamer.cli.ending import ending_quietly, exit_status
-from gossamer.cli.flags import int_between, path, pipeline_spec, positive_int, seconds
+from gossamer.cli.flags import (
+    hide_proxy_password,
+    int_between,
+    path,
+    pipeline_spec,
+    positive_int,
+    seconds,
+)
 from gossamer.config import CrawlConfig, PolitenessConfig, Requested, requested, settle
 from gossamer.crawling.fetching import proxies_of
 from gossamer.crawling.scope import MODES, scope_of, seed_surts
 from gossamer.engine.workers import crawl_here
 from gossamer.errors import ConfigError, escaped
 from gossamer.extras import require
-from gossamer.fetch.proxy import PASSWORD_ENV, redacted, split_password
+from gossamer.fetch.proxy import PASSWORD_ENV
 from gossamer.plan import CrawlPlan, begin_crawl, plan_crawl
 from gossamer.seeds import MAX_URL_LENGTH, SeedList, read_seeds
 from gossamer.store.reports import ending_line
@@ -285,20 +291,6 @@ def _add_route_flags(p: Any) -> None:
     )
 
 
-def _hide_proxy_password(args: argparse.Namespace) -> None:
-    """A password in ``--proxy`` moves to the environment, where this crawl's processes find
-    it, so the settings (stored in crawl.json and Redis) never hold it."""
-    if args.proxy is None:
-        return
-    try:
-        args.proxy, password = split_password(args.proxy)
-    except ConfigError:
-        args.proxy = redacted(args.proxy)  # refused when checked, without echoing a secret
-        return
-    if password is not None:
-        os.environ[PASSWORD_ENV] = password
-
-
 def _add_thread_flags(p: Any) -> None:
     """The threaded engine of the concurrency study (``gossamer study``)."""
     group = p.add_argument_group("threaded engine (the concurrency study)")
@@ -451,7 +443,7 @@ def run_shared_crawl(args: argparse.Namespace, ended: Callable[[], None]) -> int
 
 
 def run_crawl(args: argparse.Namespace) -> int:
-    _hide_proxy_password(args)
+    hide_proxy_password(args)
     with ending_quietly() as ended:
         if args.frontier is not None:
             return run_shared_crawl(args, ended)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gossamer.cli.ending import ending_quietly, exit_status
-from gossamer.cli.flags import path, positive_int, seconds
+from gossamer.cli.flags import hide_proxy_password, path, positive_int, seconds
 from gossamer.config import CrawlConfig, requested, settle
 from gossamer.errors import ConfigError, escaped
 from gossamer.extras import require
@@ -32,6 +32,8 @@ _WORKER_FLAGS = {
     "time_limit": "--time",
     "resolve": "--resolve",
     "fetch.ca_file": "--ca-file",
+    "fetch.proxy": "--proxy",
+    "fetch.cookies_file": "--cookies",
     "progress": "--no-progress",
 }
 
@@ -91,6 +93,15 @@ def _add_worker_parser(sub: Any) -> None:
         metavar="HOST:IP",
         help="map a host (or *.domain) to an address, like curl; may repeat",
     )
+    p.add_argument(
+        "--proxy",
+        metavar="URL",
+        help="this worker's http:// proxy, as for crawl ('none': no proxy; default: the"
+        " environment's http_proxy, https_proxy and no_proxy)",
+    )
+    p.add_argument(
+        "--cookies", metavar="FILE", help="this worker's Netscape cookie file, as for crawl"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress line on a terminal")
 
 
@@ -139,7 +150,10 @@ def run_worker(args: argparse.Namespace) -> int:
     require("gossamer worker", "redis")
     from gossamer.distributed.run import join_crawl  # noqa: PLC0415
 
+    hide_proxy_password(args)
     overrides = {
+        "fetch.proxy": args.proxy,
+        "fetch.cookies_file": args.cookies,
         "concurrency": args.concurrency,
         "time_limit": args.time_limit,
         "resolve": tuple(args.resolve) or None,

@@ -10,14 +10,17 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 from gossamer.errors import ConfigError, shortened
+from gossamer.fetch.proxy import PASSWORD_ENV, redacted, split_password
 
 __all__ = [
     "address",
     "fraction",
+    "hide_proxy_password",
     "int_between",
     "listen_port",
     "path",
@@ -140,3 +143,17 @@ def pipeline_spec(text: str) -> tuple[int, int]:
             raise argparse.ArgumentTypeError(f"{name.strip()} must be 1 to 10000: {text!r}")
         values[name.strip()] = number
     return values["buffers"], values["size"]
+
+
+def hide_proxy_password(args: argparse.Namespace) -> None:
+    """A password in ``--proxy`` moves to the environment, where this crawl's processes find
+    it, so the settings (stored in crawl.json and Redis) never hold it."""
+    if args.proxy is None:
+        return
+    try:
+        args.proxy, password = split_password(args.proxy)
+    except ConfigError:
+        args.proxy = redacted(args.proxy)  # refused when checked, without echoing a secret
+        return
+    if password is not None:
+        os.environ[PASSWORD_ENV] = password

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 from redis.asyncio import Redis
 
 from gossamer.config import CrawlConfig, Requested
+from gossamer.crawling.fetching import proxies_of
 from gossamer.crawling.folder import CrawlLock, save_snapshot
 from gossamer.crawling.reports import report_now
 from gossamer.crawling.scope import scope_of
@@ -113,6 +114,7 @@ async def _prepare(
             own_limit = values.pop("time_limit", None)  # each worker's own, not the crawl's
             config = settings.joined(stored, values, dict(wanted.labels))
             config = dataclasses.replace(config, time_limit=own_limit)
+            proxies_of(config)  # this machine's route, checked as crawl checks its own
         if seeds is not None:
             await patience.call(lambda: set_state(redis, shared.name, "running"))
             if not created:  # a new run: what the last one deferred is asked again

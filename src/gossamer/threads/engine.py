@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gossamer.config import CrawlConfig
+from gossamer.crawling.fetching import build_fetcher
 from gossamer.crawling.folder import CrawlLock
 from gossamer.crawling.limits import remaining
 from gossamer.crawling.recording import Recording
@@ -34,8 +35,7 @@ from gossamer.crawling.reports import report_now
 from gossamer.crawling.scope import scope_of
 from gossamer.crawling.verdict import judge
 from gossamer.errors import StoreError
-from gossamer.fetch.fetcher import Fetcher, FetchLimits
-from gossamer.fetch.resolver import parse_resolve
+from gossamer.fetch.fetcher import Fetcher
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
@@ -77,28 +77,9 @@ def _restored_interval(interval: float) -> Iterator[None]:
 
 
 def _fetcher_factory(config: CrawlConfig) -> Callable[[], Fetcher]:
-    limits = FetchLimits(
-        connect_timeout=config.fetch.connect_timeout,
-        read_timeout=config.fetch.read_timeout,
-        total_timeout=config.fetch.total_timeout,
-        max_body=config.fetch.max_body,
-        max_decoded=config.fetch.max_decoded,
-        keep_types=config.fetch.keep_types,
-    )
-    resolve = tuple(parse_resolve(entry) for entry in config.resolve)
-
-    def make() -> Fetcher:
-        return Fetcher(
-            user_agent=config.fetch.user_agent,
-            limits=limits,
-            resolve=resolve,
-            allow_private=config.fetch.allow_private,
-            connections=2,
-            max_per_ip=config.politeness.max_per_ip,
-            ca_file=config.fetch.ca_file,
-        )
-
-    return make
+    """Each crawler thread's fetcher, built as every engine builds its own (site rules,
+    proxies and cookies included), with two connections."""
+    return lambda: build_fetcher(config, connections=2)
 
 
 def run_threaded(
