@@ -72,6 +72,7 @@ FLAGS = {
     "scope.include": "--include",
     "scope.exclude": "--exclude",
     "scope.languages": "--languages",
+    "scope.plugins": "--plugin",
     "scope.skip_other_languages": "--skip-other-languages",
 }
 
@@ -219,6 +220,14 @@ def _add_scope_flags(p: Any) -> None:
         action="store_true",
         help="with --languages: do not store pages in other languages either",
     )
+    group.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="FILE.py|NAME",
+        help="run this plugin on every page and link (a Python file, or an entry point of the"
+        " gossamer.plugins group; see docs/DATA.md); may repeat",
+    )
 
 
 def _codes(text: str) -> tuple[str, ...]:
@@ -356,6 +365,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "scope.include": tuple(args.include) or None,
         "scope.exclude": tuple(args.exclude) or None,
         "scope.languages": args.languages,
+        "scope.plugins": tuple(args.plugin) or None,
         "scope.skip_other_languages": True if args.skip_other_languages else None,
     }
 
