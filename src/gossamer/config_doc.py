@@ -253,8 +253,9 @@ def _site_section() -> list[str]:
         " first. Each key comes from the first table in that order that sets it.",
         "",
         "A site may be given a shorter delay than the crawl's, never a shorter one than its"
-        " robots.txt asks: a larger Crawl-delay still wins. A shared crawl (`--frontier`) asks"
-        " a host one request at a time whatever `max_per_host` says. A site's `proxy` and"
+        " robots.txt asks: a larger Crawl-delay still wins, and a host whose robots.txt names"
+        " a Crawl-delay is asked one request at a time. A shared crawl (`--frontier`) asks"
+        " every host one request at a time whatever `max_per_host` says. A site's `proxy` and"
         " `cookies` are checked as `--proxy` and `--cookies` are and stand for them for the"
         " site's requests; a cookie file must be at the same path on every machine of a"
         " shared crawl.",

@@ -7,7 +7,8 @@ crawl spreads over many domains (fewest-fetched first); hosts waiting out their 
 heap keyed by the time they become ready. A host is in at most one heap and leaves it while it
 has its in-flight limit reached or a robots.txt fetch under way. A host's delay and in-flight
 limit are the crawl's, or those of the ``[[site]]`` tables that match it (``sites``: the
-``SiteRules`` resolver, read once per host). Every method is
+``SiteRules`` resolver, read once per host); a host whose robots.txt names a Crawl-delay is
+asked one request at a time. Every method is
 synchronous and takes ``now`` from an injected monotonic clock, so the timing is deterministic
 in tests; the engine's dispatcher owns the waiting. A host's timing (delay, Crawl-delay,
 backoff, next allowed time) moves only through the politeness rule (``politeness.py``).
@@ -124,13 +125,16 @@ class Frontier:
         return state
 
     def _new_host(self, key: str) -> HostState:
-        if self._sites is None:
-            delay, limit = self._delay, self._max_per_host
-        else:
-            site = self._sites.for_host(key)
-            delay, limit = site.delay, site.max_per_host
+        delay, limit = self._site(key)
         timing = self._start if delay == self._delay else politeness.HostTiming(delay)
         return HostState(key, timing=timing, site_delay=delay, max_in_flight=limit)
+
+    def _site(self, key: str) -> tuple[float, int]:
+        """The host's delay and in-flight limit: its [[site]] tables', else the crawl's."""
+        if self._sites is None:
+            return self._delay, self._max_per_host
+        site = self._sites.for_host(key)
+        return site.delay, site.max_per_host
 
     def seen(self, url: str) -> bool:
         return url in self._seen
@@ -317,9 +321,13 @@ class Frontier:
         robots.state = RobotsState.READY
         robots.failures = 0
         robots.expires = self._clock() + (self._robots_ttl if ttl is None else ttl)
+        crawl_delay = host.crawl_delay
         host.timing = politeness.with_crawl_delay(
-            host.timing, host.crawl_delay, delay=host.site_delay, cap=self._crawl_delay_cap
+            host.timing, crawl_delay, delay=host.site_delay, cap=self._crawl_delay_cap
         )
+        # A Crawl-delay is a pause between one request and the next: one at a time, whatever
+        # the host's limit (as a shared crawl always asks).
+        host.max_in_flight = 1 if crawl_delay is not None else self._site(host.key)[1]
         self._schedule(host)
 
     def robots_unavailable(

@@ -86,6 +86,17 @@ def test_a_larger_crawl_delay_wins_over_the_sites_delay_and_a_smaller_one_does_n
     assert frontier.host("fast.slow.test").delay == 1.0  # looser than robots.txt: never
 
 
+def test_a_host_with_a_crawl_delay_is_asked_one_request_at_a_time() -> None:
+    clock = Clock()
+    frontier = make(clock, SITE)
+    fill(frontier, "http://a.slow.test", 4, "User-agent: *\nCrawl-delay: 1\n")
+    fill(frontier, "http://b.slow.test", 4)
+    clock.now += 1.0
+    hosts = [job.host for job in taken(frontier)]
+    assert hosts.count("a.slow.test") == 1  # its Crawl-delay: one at a time
+    assert hosts.count("b.slow.test") == 2  # its site's limit
+
+
 class Ticking(Clock):
     """A clock that moves on at every reading, and stops a frontier that keeps asking it."""
 
