@@ -6,7 +6,6 @@ the test web's request log alone."""
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Iterator
 from itertools import pairwise
@@ -14,20 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from gossamer.engine.backlog import build_frontier
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 from gossamer.testweb.audit import CLOCK_SLACK, RequestRecord
 from gossamer.testweb.model import RobotsVariant, Role
 
 from .modes import Mode, mode_fixture
-
-# The engines pass the [[site]] rules to their frontier, admission, fetcher and robots.txt
-# reading once the lead's wiring lands (the report of issue 30's per-site part); until then the
-# rules are checked and stored but not applied, and this test would only say so.
-pytestmark = pytest.mark.skipif(
-    "sites" not in inspect.signature(build_frontier).parameters,
-    reason="the engines do not pass [[site]] rules to the frontier yet (wiring of issue 30)",
-)
 
 # Four hosts: one with a Crawl-delay (0.1 to 0.3 s), three ordinary ones; no special hosts.
 SPEC = WebSpec(seed=11, hosts=4, pages_per_host=5, special_hosts=False)

@@ -56,7 +56,7 @@ class Recorder:
         admitter: Admitter,
         stats: CrawlStats,
         db: MetadataDB,
-        product: str = "*",
+        product: str | Callable[[str], str] = "*",
         respect_nofollow: bool = False,
         max_redirects: int = 10,
         sitemaps: bool = True,
@@ -81,6 +81,11 @@ class Recorder:
             if languages
             else None
         )
+
+    def _product_of(self, url: str) -> str:
+        """The product token robots.txt rules are matched against for ``url``'s site: one
+        for every site, or each site's own (``SiteRules.product_for``)."""
+        return self._product if isinstance(self._product, str) else self._product(url)
 
     def purpose(self, job: Job) -> str:
         """How a page job's exchange is archived and recorded: "page" or "sitemap"."""
@@ -122,7 +127,7 @@ class Recorder:
         if lasting(hop.status, hop.error) and not hop.is_redirect:
             body = hop.content if 200 <= hop.status < 300 else b""
             self._db.add_robots(origin_of(job.url), hop.status, body, hop.started_at)
-            answer = lasting_answer(hop.status, body, self._product)
+            answer = lasting_answer(hop.status, body, self._product_of(job.url))
             self._sitemaps.from_robots(job, answer.rules.sitemaps)
         self._db.add_page(
             page_row(

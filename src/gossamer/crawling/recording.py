@@ -25,7 +25,8 @@ from gossamer.fetch import LOCAL_FAULTS, FetchResult
 from gossamer.frontier import Job
 from gossamer.frontier.backoff import Backoff, Outcome
 from gossamer.frontier.hosts import HostState
-from gossamer.robots import RobotsRules, lasting, lasting_answer, product_token
+from gossamer.robots import RobotsRules, lasting, lasting_answer
+from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore
 from gossamer.urls import origin_of
@@ -47,8 +48,10 @@ class Recording:
         self.db = db
         self.warc = WarcStore(out / "warc", prefix="gossamer", max_file_bytes=config.warc_max_bytes)
         self.cdxj = CdxjWriter(out / "index.cdxj")
-        self.product = product_token(config.fetch.user_agent)
-        self.admitter = Admitter(config.scope, frontier=queue, stats=stats, db=db)
+        sites = SiteRules.of(config)
+        # url -> the product token its site's robots.txt is matched against
+        self.product = sites.product_for
+        self.admitter = Admitter(config.scope, frontier=queue, stats=stats, db=db, sites=sites)
         self.recorder = Recorder(
             admitter=self.admitter,
             stats=stats,
@@ -107,7 +110,7 @@ class Recording:
             db=self.db,
             skip=LOCAL_FAULTS,
         )
-        rules = robots_rules_of(final, answer.rules if answer else None, self.product)
+        rules = robots_rules_of(final, answer.rules if answer else None, self.product(job.url))
         if answer is not None:
             note_robots(self.stats, job.host, answer)
         else:

@@ -41,6 +41,7 @@ from gossamer.distributed.worker import DistributedWorker, WorkerResult
 from gossamer.errors import ConfigError, StoreError
 from gossamer.plan import prepare_out
 from gossamer.seeds import SeedList
+from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 
@@ -115,6 +116,7 @@ async def _prepare(
             config = settings.joined(stored, values, dict(wanted.labels))
             config = dataclasses.replace(config, time_limit=own_limit)
             proxies_of(config)  # this machine's route, checked as crawl checks its own
+            front.sites = SiteRules.of(config)  # the crawl's [[site]] tables, as stored
         if seeds is not None:
             await patience.call(lambda: set_state(redis, shared.name, "running"))
             if not created:  # a new run: what the last one deferred is asked again

@@ -167,7 +167,7 @@ class RedisSeam:
         if entry.status == 0 or not lasting(entry.status, ""):  # fetched by another worker
             await self._back_to_wait(lease, usable=False, local=False)
             return False
-        rules = lasting_answer(entry.status, entry.body, self._recording.product).rules
+        rules = lasting_answer(entry.status, entry.body, self._recording.product(origin)).rules
         keep = min(self._config.politeness.robots_ttl, RULES_KEPT)
         self._rules_cache[origin] = (rules, time.monotonic() + keep)
         return rules

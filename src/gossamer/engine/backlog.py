@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from gossamer.config import PolitenessConfig
 from gossamer.frontier import Backlog, Frontier, Job
 from gossamer.frontier.frontier import WINDOW
+from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 
@@ -24,8 +25,10 @@ def build_frontier(
     *,
     backlog: Backlog | None = None,
     window: int = WINDOW,
+    sites: SiteRules | None = None,
 ) -> Frontier:
-    """A frontier with the crawl's politeness settings (live crawl, resume and recover)."""
+    """A frontier with the crawl's politeness settings (live crawl, resume and recover),
+    and its ``[[site]]`` tables' delay and in-flight limit per host."""
     return Frontier(
         delay=politeness.delay,
         max_per_host=politeness.max_per_host,
@@ -37,6 +40,7 @@ def build_frontier(
         clock=time.monotonic,
         backlog=backlog,
         window=window,
+        sites=sites,
     )
 
 

@@ -46,6 +46,7 @@ from gossamer.errors import StoreError
 from gossamer.frontier import Frontier
 from gossamer.monitor.channel import socket_path
 from gossamer.seeds import SeedList
+from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore
 
@@ -107,7 +108,12 @@ class Crawler:
         the database level with the WARC files (the torn tail of the newest is cut before the
         stores open); a worker's coordinator has done that already."""
         if not resuming:
-            return build_frontier(self._config.politeness, self.stats, backlog=DatabaseBacklog(db))
+            return build_frontier(
+                self._config.politeness,
+                self.stats,
+                backlog=DatabaseBacklog(db),
+                sites=SiteRules.of(self._config),
+            )
         fallbacks = seed_fallbacks(seed.urls for seed in self._seeds.seeds)
         if self._part is None:
             self.stats, frontier = resume_crawl(self._config, db, fallbacks)

@@ -21,7 +21,8 @@ from gossamer.crawling.recorder import Recorder, note_robots
 from gossamer.engine.partition import Part
 from gossamer.fetch import LOCAL_FAULTS, FetchResult
 from gossamer.frontier import Frontier, Job
-from gossamer.robots import RobotsRules, lasting, lasting_answer, product_token
+from gossamer.robots import RobotsRules, lasting, lasting_answer
+from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore
 from gossamer.urls import canonical_link, origin_of
@@ -52,8 +53,11 @@ class Pipeline:
         self._warc = warc
         self._cdxj = cdxj
         self._db = db
-        self._product = product_token(config.fetch.user_agent)
-        self.admitter = Admitter(config.scope, frontier=frontier, stats=stats, db=db, part=part)
+        sites = SiteRules.of(config)
+        self._product = sites.product_for  # per site: a [[site]] table may name its own agent
+        self.admitter = Admitter(
+            config.scope, frontier=frontier, stats=stats, db=db, part=part, sites=sites
+        )
         # Seeds and the URLs other workers found enter the way links do.
         self.admit = self.admitter.admit
         self._recorder = Recorder(
@@ -107,7 +111,7 @@ class Pipeline:
             if known is not None:  # a redirect to a robots.txt already read: its rules
                 return known, final
         if answer is None:  # more hops than RFC 9309 asks us to follow
-            answer = lasting_answer(final.status, final.content, self._product)
+            answer = lasting_answer(final.status, final.content, self._product(job.url))
         note_robots(self._stats, job.host, answer)
         if final.is_redirect:  # more hops than RFC 9309 asks us to follow: allow all
             self._db.add_robots(origin_of(job.url), final.status, b"", final.started_at)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,8 @@ from gossamer.engine.resume import (
 )
 from gossamer.errors import ConfigError, StoreError
 from gossamer.monitor.series import Histogram
-from gossamer.robots import lasting_answer, product_token
+from gossamer.robots import lasting_answer
+from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB, crawl_db_problem
 from gossamer.store.warcscan import CRAWL_NAME, Cut
@@ -184,7 +186,7 @@ def _rebuild(
         rebuilt.skipped_robots = sum(refused_by_robots(config, db))
     else:
         _loop_figures(rebuilt, snapshot)
-    _robots_status(db, rebuilt, product_token(config.fetch.user_agent))
+    _robots_status(db, rebuilt, SiteRules.of(config).product_for)
     rebuilt.started = time.time()  # the duration is what was carried over, nothing more
     # The snapshot first: its duration is stats.json's, not later by report.html's drawing.
     save_snapshot(db, rebuilt)
@@ -200,10 +202,10 @@ def _loop_figures(rebuilt: CrawlStats, snapshot: dict[str, Any]) -> None:
     rebuilt.latency = Histogram.from_json(snapshot.get("fetch_seconds"))
 
 
-def _robots_status(db: MetadataDB, rebuilt: CrawlStats, product: str) -> None:
+def _robots_status(db: MetadataDB, rebuilt: CrawlStats, product: Callable[[str], str]) -> None:
     """Robots.txt status of the hosts the snapshot says nothing about, from the answers kept
     in crawl.db (an unavailable robots.txt is not kept, so its host stays "unknown")."""
     for origin, status, body, _ in db.robots_answers():
         host = rebuilt.host(host_of(origin))
         if host.robots_status == "unknown":
-            host.robots_status = lasting_answer(status, body, product).status
+            host.robots_status = lasting_answer(status, body, product(origin)).status

@@ -38,7 +38,8 @@ from gossamer.engine.partition import Part
 from gossamer.engine.replay import Reconciliation, reconcile
 from gossamer.fetch import LOCAL_FAULTS
 from gossamer.frontier import Frontier
-from gossamer.robots import RobotsRules, lasting_answer, product_token
+from gossamer.robots import RobotsRules, lasting_answer
+from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, recorded_files
 from gossamer.store.cdxj import merge_worker_indexes, repair_cdxj
@@ -128,16 +129,17 @@ def catch_up(
     the link targets of fetched pages that were never queued are offered to admission again.
     """
     stats = CrawlStats()  # what replay counts is recounted from the rows afterwards
-    scratch = build_frontier(config.politeness, stats, window=_NO_LIMIT)
+    sites = SiteRules.of(config)
+    scratch = build_frontier(config.politeness, stats, window=_NO_LIMIT, sites=sites)
     scratch.restore(db.queued_urls(), {}, _budget_used(config, db))
-    admitter = Admitter(config.scope, frontier=scratch, stats=stats, db=db)
+    admitter = Admitter(config.scope, frontier=scratch, stats=stats, db=db, sites=sites)
     for urls in seeds:
         admitter.admit(urls[0], 0, None, fallbacks=urls[1:])
     recorder = Recorder(
         admitter=admitter,
         stats=stats,
         db=db,
-        product=product_token(config.fetch.user_agent),
+        product=sites.product_for,
         respect_nofollow=config.politeness.respect_nofollow,
         max_redirects=config.fetch.max_redirects,
         sitemaps=config.scope.sitemaps,
@@ -247,12 +249,12 @@ def refused_by_robots(
 ) -> Iterator[bool]:
     """For each URL queued but never fetched: whether the robots.txt answer ``crawl.db``
     keeps for its origin refuses it. With ``now``, only answers still valid then count."""
-    product = product_token(config.fetch.user_agent)
+    product = SiteRules.of(config).product_for
     ttl = config.politeness.robots_ttl
     rules: dict[str, RobotsRules] = {}
     for origin, status, body, fetched_at in db.robots_answers():
         if now is None or fetched_at + ttl > now:
-            rules[origin] = lasting_answer(status, body, product).rules
+            rules[origin] = lasting_answer(status, body, product(origin)).rules
     for url in db.uncrawled_urls():
         kept = rules.get(origin_of(url))
         yield kept is not None and not kept.is_allowed(path_query_of(url))
@@ -297,7 +299,8 @@ def _frontier(
 ) -> Frontier:
     """Step 4: the frontier with its seen-set, its disk backlog (which gives queued seeds
     their fallbacks back) and the valid robots.txt answers of the origins ``keep`` accepts."""
-    frontier = build_frontier(config.politeness, stats, backlog=DatabaseBacklog(db, fallbacks))
+    disk = DatabaseBacklog(db, fallbacks)
+    frontier = build_frontier(config.politeness, stats, backlog=disk, sites=SiteRules.of(config))
     frontier.restore(seen, backlog, _budget_used(config, db, keep_host))
     restore_robots(config, db, frontier, stats, keep=keep)
     return frontier
@@ -326,13 +329,13 @@ def restore_robots(
     left, so it is not fetched again; how many."""
     ttl = config.politeness.robots_ttl
     now = time.time() if now is None else now
-    product = product_token(config.fetch.user_agent)
+    product = SiteRules.of(config).product_for
     restored = 0
     for origin, status, body, fetched_at in db.robots_answers():
         left = fetched_at + ttl - now
         if left <= 0 or not keep(origin):
             continue
-        answer = lasting_answer(status, body, product)
+        answer = lasting_answer(status, body, product(origin))
         note_robots(stats, host_of(origin), answer)
         frontier.set_robots(origin, answer.rules, ttl=left)
         restored += 1
