@@ -229,19 +229,6 @@ def _plugins(value: Any) -> str | None:
     return None
 
 
-def _site_tables(value: Any) -> str | None:
-    """Each ``[[site]]`` table checked by the per-site rules' own module (``sites``)."""
-    if not isinstance(value, tuple):
-        return "must be a list of [[site]] tables"
-    from gossamer.sites import site_problem  # noqa: PLC0415 (sites imports this module)
-
-    for number, table in enumerate(value, 1):
-        problem = site_problem(table)
-        if problem is not None:
-            return f"[[site]] table {number} {problem}"
-    return None
-
-
 _DOMAIN = re.compile(r"(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9_-]{1,63}")
 _LANGUAGE = re.compile(r"[a-z]{2,3}")
 
@@ -297,6 +284,19 @@ def _languages(value: Any) -> str | None:
     return None
 
 
+def _site_tables(value: Any) -> str | None:
+    """Each ``[[site]]`` table checked by the per-site rules' own module (``sites``)."""
+    if not isinstance(value, tuple):
+        return "must be a list of [[site]] tables"
+    from gossamer.sites import site_problem  # noqa: PLC0415 (sites imports this module)
+
+    for number, table in enumerate(value, 1):
+        problem = site_problem(table)
+        if problem is not None:
+            return f"[[site]] table {number} {problem}"
+    return None
+
+
 def _whole(low: int, *, optional: bool = False, high: int | None = None) -> _Number:
     return _Number(seconds=False, low=low, optional=optional, high=high)
 
@@ -349,6 +349,7 @@ RULES: dict[str, Check] = {
     "scope.sitemaps": _flag,
     "scope.extract": _extract_rules,
     "scope.plugins": _plugins,
+    "sites": _site_tables,
     "scope.mode": _scope_mode,
     "scope.allow_domains": _domains,
     "scope.include": _regexes,
@@ -358,7 +359,6 @@ RULES: dict[str, Check] = {
     "scope.seed_area": _surts,
     "scope.languages": _languages,
     "scope.skip_other_languages": _flag,
-    "sites": _site_tables,
 }
 
 
