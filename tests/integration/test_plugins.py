@@ -32,7 +32,16 @@ RULES = (
     '[[extract]]\nfield = "title"\nregex = "<title>(.*?)</title>"\n'
 )
 FAULTY = """
+import asyncio
+
 from gossamer.plugins import PageResult, Plugin
+
+def on_a_loop():
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 class Faulty(Plugin):
     name = "faulty"
@@ -40,9 +49,10 @@ class Faulty(Plugin):
     def on_page(self, page):
         if page.url == {raise_on!r}:
             raise ValueError("no price on this page")
+        said = ({{"on_loop": on_a_loop()}},)  # where the hook runs
         if page.url == {admit_from!r}:
-            return PageResult(admit=("/?from-plugin",))
-        return None
+            return PageResult(items=said, admit=("/?from-plugin",))
+        return PageResult(items=said)
 
     def keep_link(self, link):
         return not link.url.startswith({drop!r})
@@ -121,8 +131,11 @@ def test_rules_and_plugins_in_every_mode(mode: Mode, site: ThreadedTestWeb, tmp_
     by_source: dict[str, dict[str, dict[str, Any]]] = {}
     for item in items:
         by_source.setdefault(item["source"], {})[item["url"]] = item
-    assert set(by_source) == {"extract", "page-facts"}
+    assert set(by_source) == {"extract", "page-facts", "faulty"}
     assert set(by_source["extract"]) == pages == set(by_source["page-facts"])
+    # Hooks run off the event loop (a thread of their own), in every mode.
+    assert set(by_source["faulty"]) == pages - {first}
+    assert not any(item["on_loop"] for item in by_source["faulty"].values())
     assert all(item["title"] for item in by_source["extract"].values())
     assert all(item["words"] > 0 for item in by_source["page-facts"].values())
     # Every link into the second seed's site dropped; the URL the plugin admitted fetched.

@@ -21,6 +21,7 @@ import logging
 import time
 from collections.abc import Awaitable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from gossamer.crawling.recorder import Recorder
 from gossamer.errors import StoreError
@@ -29,6 +30,9 @@ from gossamer.frontier import Job
 from gossamer.robots import RobotsAnswer
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcLocation, WarcStore, page_row
+
+if TYPE_CHECKING:
+    from gossamer.plugins.hooks import Verdict
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -133,14 +137,16 @@ def store_page(
     *,
     stats: CrawlStats,
     db: MetadataDB,
+    verdict: Verdict | None = None,
 ) -> bool:
-    """Archive and record one page exchange; True when it was a stored page."""
+    """Archive and record one page exchange; True when it was a stored page. ``verdict``:
+    what the crawl's hooks answered for it, if they were run ahead (``Recorder.plugin_work``)."""
     purpose = recorder.purpose(job)
     location = None
     try:
         result = recorder.screened(job, result)  # --skip-other-languages: not archived
         location = archive(warc, cdxj, job, result, purpose)
-        return recorder.record_page(job, result, location)
+        return recorder.record_page(job, result, location, verdict)
     except StoreError:
         raise
     except Exception:  # one response never ends the crawl

@@ -17,10 +17,12 @@ timing becomes is the politeness rule's, applied by each seam.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Protocol
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from gossamer.crawling.exchange import INTERNAL_ERROR, fetched, fetched_robots
 from gossamer.crawling.seam import PageDone, Seam, Ticket
@@ -33,18 +35,26 @@ from gossamer.frontier.politeness import Answer, Outcome
 from gossamer.robots import RobotsRules
 from gossamer.stats import CrawlStats
 
-__all__ = ["CrawlLoop", "Store", "page_done"]
+if TYPE_CHECKING:
+    from gossamer.plugins.hooks import Verdict
+
+__all__ = ["CrawlLoop", "HooksThread", "Store", "page_done"]
 
 log = logging.getLogger(__name__)
 
 _LOCAL = Outcome(Answer.LOCAL)
+T = TypeVar("T")
 
 
 class Store(Protocol):
     """The store side of a crawler process (``engine/pipeline.py``, ``crawling/recording.py``)."""
 
-    def store(self, job: Job, result: FetchResult) -> bool:
+    def store(self, job: Job, result: FetchResult, verdict: Verdict | None = None) -> bool:
         """Archive and record a page exchange (its links to admission); True if stored."""
+        ...
+
+    def plugin_work(self, job: Job, result: FetchResult) -> Callable[[], Verdict] | None:
+        """The crawl's hooks' work on a page, to be run off the event loop; None: none."""
         ...
 
     def robots(self, job: Job, hops: list[FetchResult]) -> tuple[RobotsRules, FetchResult]:
@@ -77,6 +87,11 @@ class CrawlLoop:
         self._max_retries = max_retries
         self._is_sitemap = is_sitemap
         self._on_fault = on_fault
+        self._hooks_thread = HooksThread()
+
+    def close(self) -> None:
+        """End the plugins' thread (after every ``run`` of this loop has returned)."""
+        self._hooks_thread.close()
 
     async def run(self, fetcher: Fetcher) -> None:
         seam = self._seam
@@ -125,5 +140,27 @@ class CrawlLoop:
             self._stats.record_error(result.error or "local_fault")
             stored = False
         else:
-            stored = self._store.store(job, result)
+            work = self._store.plugin_work(job, result)
+            # Plugins run on a thread of their own, one page at a time, while the event loop
+            # goes on; their answer is applied when the page is recorded, on the loop.
+            verdict = None if work is None else await self._hooks_thread.run(work)
+            stored = self._store.store(job, result, verdict)
         await self._seam.page_done(ticket, page_done(job, result, stored, self._max_retries))
+
+
+class HooksThread:
+    """One thread for the crawl's plugin hooks, started with the first page that has any:
+    hooks never hold up the event loop, and a plugin's code never runs twice at once."""
+
+    def __init__(self) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+
+    async def run(self, work: Callable[[], T]) -> T:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="gossamer-hooks")
+        return await asyncio.get_running_loop().run_in_executor(self._pool, work)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None

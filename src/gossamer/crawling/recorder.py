@@ -30,7 +30,7 @@ from gossamer.urls import canonical_link, origin_of
 from gossamer.urls.canonical import CanonicalLinks
 
 if TYPE_CHECKING:
-    from gossamer.plugins.hooks import CrawlHooks
+    from gossamer.plugins.hooks import CrawlHooks, Verdict
 
 __all__ = ["HTML_TYPES", "PARSE_LIMIT", "Recorder", "note_robots"]
 
@@ -142,17 +142,29 @@ class Recorder:
         self._db.end_exchange()
         return answer
 
-    def record_page(self, job: Job, result: FetchResult, location: WarcLocation | None) -> bool:
+    def record_page(
+        self,
+        job: Job,
+        result: FetchResult,
+        location: WarcLocation | None,
+        verdict: Verdict | None = None,
+    ) -> bool:
         """Count and record one page exchange and admit what it leads to (links, redirect).
 
         True when it was a stored page.
         """
         try:
-            return self._record_page(job, result, location)
+            return self._record_page(job, result, location, verdict)
         finally:
             self._db.end_exchange()
 
-    def _record_page(self, job: Job, result: FetchResult, location: WarcLocation | None) -> bool:
+    def _record_page(
+        self,
+        job: Job,
+        result: FetchResult,
+        location: WarcLocation | None,
+        verdict: Verdict | None,
+    ) -> bool:
         purpose = self._sitemaps.purpose(job.url)
         self._count(job, result, purpose)
         self._db.add_page(
@@ -186,7 +198,7 @@ class Recorder:
         if media_type(result.content_type) in HTML_TYPES:
             # The parse also gives the page's title and noindex; crawl.db has no column for
             # them yet (the index reads them again from the WARC record).
-            self._links(job, result, follow=self._follows(result))
+            self._links(job, result, follow=self._follows(result), verdict=verdict)
         return True
 
     def _follows(self, result: FetchResult) -> bool:
@@ -242,7 +254,9 @@ class Recorder:
             target, job.depth, result.url, hops=job.hops + 1, fallbacks=job.fallbacks
         )
 
-    def _links(self, job: Job, result: FetchResult, *, follow: bool = True) -> ParsedPage:
+    def _links(
+        self, job: Job, result: FetchResult, *, follow: bool = True, verdict: Verdict | None = None
+    ) -> ParsedPage:
         # The parse tree costs ~24x the bytes parsed: links are taken from the first
         # PARSE_LIMIT bytes only, which bounds memory per page (the WARC keeps the whole body).
         parsed = parse_html(
@@ -262,8 +276,13 @@ class Recorder:
         if hooks is not None:
             # Before admission: the links a plugin drops are never queued, and the URLs it
             # adds are queued in this exchange, so the crawl's end still sees all its work.
-            drop, more = hooks.page(self._page(job, result, targets), job.host)
-            for url in more if follow else ():
+            if verdict is None:  # not judged ahead, off the event loop: judged here
+                verdict = hooks.judge(
+                    self._page(job, result, targets), self._hooked(parsed, result.url, job)
+                )
+            hooks.apply(verdict, result.url, job.host)
+            drop = verdict.drop
+            for url in verdict.admit if follow else ():
                 target = canonical_link(url, result.url)
                 if target is not None:
                     self._admitter.admit(target, depth, result.url)
@@ -273,12 +292,43 @@ class Recorder:
         for link in parsed.links:
             if link.nofollow and self._respect_nofollow:
                 continue
-            if hooks is not None and (
-                link.url in drop or not hooks.keep(Link(link.url, result.url, depth), job.host)
-            ):
+            if link.url in drop:
                 continue
             self._admitter.admit(link.url, depth, result.url)
         return parsed
+
+    def plugin_work(self, job: Job, result: FetchResult) -> Callable[[], Verdict] | None:
+        """The hooks' work on a page about to be recorded, to be run on another thread than
+        the event loop's (``crawling/loop.py``) and handed to :meth:`record_page`; None when
+        the crawl has no hooks or the page is not one they see (a stored HTML page)."""
+        hooks = self._hooks
+        if (
+            hooks is None
+            or not 200 <= result.status < 300
+            or result.error
+            or result.skipped_body
+            or media_type(result.content_type) not in HTML_TYPES
+            or self._sitemaps.purpose(job.url) == "sitemap"
+        ):
+            return None
+
+        def work() -> Verdict:
+            parsed = parse_html(result.content[:PARSE_LIMIT], result.url, result.content_type)
+            page = self._page(job, result, [link.url for link in parsed.links])
+            return hooks.judge(page, self._hooked(parsed, result.url, job))
+
+        return work
+
+    def _hooked(self, parsed: ParsedPage, page_url: str, job: Job) -> list[Link]:
+        """The links the link hooks are asked about: those the crawl would follow."""
+        if parsed.nofollow and self._respect_nofollow:
+            return []
+        depth = job.depth + 1
+        return [
+            Link(link.url, page_url, depth)
+            for link in parsed.links
+            if not (link.nofollow and self._respect_nofollow)
+        ]
 
     @staticmethod
     def _page(job: Job, result: FetchResult, targets: list[str]) -> Page:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from gossamer.config import CrawlConfig
 from gossamer.crawling.admission import Admitter, Queue
@@ -30,6 +31,9 @@ from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore
 from gossamer.urls import origin_of
+
+if TYPE_CHECKING:
+    from gossamer.plugins.hooks import Verdict
 
 __all__ = ["Recording", "robots_rules_of"]
 
@@ -83,16 +87,28 @@ class Recording:
             result, self.host_state(job.host), job.retries, time.time()
         )
 
-    def store(self, job: Job, result: FetchResult) -> bool:
-        """Archive and record a fetched page (its links go to the admitter); True if stored."""
+    def store(self, job: Job, result: FetchResult, verdict: Verdict | None = None) -> bool:
+        """Archive and record a fetched page (its links go to the admitter); True if stored.
+        ``verdict``: the crawl's hooks' answer for it, worked out ahead (:meth:`plugin_work`)."""
         if result.status:  # the report's response times and HTML/PDF counts, as the async engine
             self.stats.record_response(job.host, result.elapsed)
         stored = store_page(
-            self.recorder, self.warc, self.cdxj, job, result, stats=self.stats, db=self.db
+            self.recorder,
+            self.warc,
+            self.cdxj,
+            job,
+            result,
+            stats=self.stats,
+            db=self.db,
+            verdict=verdict,
         )
         if stored:
             self.stats.record_stored(result.content_type)
         return stored
+
+    def plugin_work(self, job: Job, result: FetchResult) -> Callable[[], Verdict] | None:
+        """The hooks' work on this page, to run off the event loop (``Recorder.plugin_work``)."""
+        return self.recorder.plugin_work(job, result)
 
     def robots(self, job: Job, hops: list[FetchResult]) -> tuple[RobotsRules, FetchResult]:
         """The rules a robots.txt fetch leaves, and its final hop as judged (marked

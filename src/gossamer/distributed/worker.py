@@ -118,6 +118,7 @@ class DistributedWorker:
                     group.create_task(loop.run(fetcher)) for _ in range(self.config.concurrency)
                 ]
                 await asyncio.gather(*loops)
+                loop.close()  # the plugins' thread
                 self.done.set()
                 beat.cancel()
                 listen.cancel()

@@ -298,6 +298,7 @@ class Crawler:
                         task.cancel()
             finally:
                 self._ending.set()  # the reporter and the painter end with the crawl
+        loop.close()  # every loop has ended: the plugins' thread too
 
     def _fail(self, exc: StoreError) -> None:
         """A store fault (full disk, lost folder) ends the crawl; what was written stays valid."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from gossamer.config import CrawlConfig
 from gossamer.crawling.admission import Admitter
@@ -26,6 +27,9 @@ from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore
 from gossamer.urls import canonical_link, origin_of
+
+if TYPE_CHECKING:
+    from gossamer.plugins.hooks import Verdict
 
 __all__ = ["Pipeline"]
 
@@ -72,16 +76,28 @@ class Pipeline:
         )
 
     # -- pages ----------------------------------------------------------------------------
-    def store(self, job: Job, result: FetchResult) -> bool:
-        """Archive and record a page exchange; True if it was a stored page."""
+    def store(self, job: Job, result: FetchResult, verdict: Verdict | None = None) -> bool:
+        """Archive and record a page exchange; True if it was a stored page. ``verdict``: the
+        crawl's hooks' answer for it, worked out ahead by :meth:`plugin_work`."""
         if result.status:
             self._stats.record_response(job.host, result.elapsed)
         stored = store_page(
-            self._recorder, self._warc, self._cdxj, job, result, stats=self._stats, db=self._db
+            self._recorder,
+            self._warc,
+            self._cdxj,
+            job,
+            result,
+            stats=self._stats,
+            db=self._db,
+            verdict=verdict,
         )
         if stored:
             self._stats.record_stored(result.content_type)
         return stored
+
+    def plugin_work(self, job: Job, result: FetchResult) -> Callable[[], Verdict] | None:
+        """The hooks' work on this page, to run off the event loop (``Recorder.plugin_work``)."""
+        return self._recorder.plugin_work(job, result)
 
     def is_sitemap(self, job: Job) -> bool:
         """Whether a page job fetches a sitemap (whose body is read whatever its type)."""

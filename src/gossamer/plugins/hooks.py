@@ -21,6 +21,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,13 +31,22 @@ from gossamer.plugins.loading import load_plugins
 from gossamer.plugins.rules import RulesPlugin
 from gossamer.stats import CrawlStats
 
-__all__ = ["ITEMS_FILE", "SLOW_HOOK", "CrawlHooks", "ErrorLog", "ItemSink", "crawl_hooks"]
+__all__ = [
+    "ITEMS_FILE",
+    "SLOW_HOOK",
+    "CrawlHooks",
+    "ErrorLog",
+    "Failure",
+    "ItemSink",
+    "Verdict",
+    "crawl_hooks",
+]
 
 log = logging.getLogger(__name__)
 
 ITEMS_FILE = "items.jsonl"
 ERRORS_FILE = "plugin-errors.tsv"  # in DIR/reports/
-SLOW_HOOK = 0.1  # seconds: a call this slow is logged (it held up the crawl's loop)
+SLOW_HOOK = 0.1  # seconds: a call this slow is logged (it holds up its page)
 T = TypeVar("T")
 
 
@@ -81,6 +91,28 @@ def _overrides(plugin: Plugin, hook: str) -> bool:
     return getattr(type(plugin), hook) is not getattr(Plugin, hook)
 
 
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One hook call that raised (or gave an item that is not JSON)."""
+
+    plugin: Plugin
+    hook: str
+    url: str
+    exc: Exception
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a page's hooks answered: worked out by :meth:`CrawlHooks.judge` (on any thread),
+    applied by :meth:`CrawlHooks.apply` (on the thread that records the page)."""
+
+    items: tuple[tuple[str, Any], ...]  # (plugin name, item), in the order given
+    drop: frozenset[str]  # links not to follow: dropped by on_page, or refused by keep_link
+    admit: tuple[str, ...]  # URLs on_page asked to crawl one hop deeper
+    failures: tuple[Failure, ...]
+    seconds: float  # spent in the hooks
+
+
 class CrawlHooks:
     """The plugins of one crawl process and where their output goes."""
 
@@ -102,55 +134,91 @@ class CrawlHooks:
         self.seconds = 0.0  # spent in hooks, for the curious (and the tests)
         self.failures = 0
 
-    def page(self, page: Page, host: str) -> tuple[frozenset[str], tuple[str, ...]]:
-        """Run every page hook: the links to drop and the URLs to admit they asked for."""
+    def judge(self, page: Page, links: Sequence[Link]) -> Verdict:
+        """Run every page hook on ``page``, then every link hook on each of ``links`` not
+        dropped already. Touches nothing of the crawl's, so it may run on a thread of its own
+        while the event loop goes on (``crawling/loop.py`` does so)."""
+        started = self._clock()
+        items: list[tuple[str, Any]] = []
         drop: set[str] = set()
         admit: list[str] = []
+        failures: list[Failure] = []
         for plugin in self._pages:
-            result = self._call(plugin, "on_page", page.url, host, plugin.on_page, page)
-            if not isinstance(result, PageResult):
-                continue
-            for item in result.items:
-                try:
-                    self._items.write(page.url, plugin.name, item)
-                except (TypeError, ValueError) as exc:  # not JSON: the plugin's fault
-                    self._failed(plugin, "on_page", page.url, host, exc)
-            drop.update(result.drop)
-            admit.extend(result.admit)
-        return frozenset(drop), tuple(admit)
+            result = self._call(plugin, "on_page", page.url, plugin.on_page, page, failures)
+            if isinstance(result, PageResult):
+                items.extend((plugin.name, item) for item in result.items)
+                drop.update(result.drop)
+                admit.extend(result.admit)
+        if self._links:
+            for link in links:
+                if link.url not in drop and not self._keeps(link, failures):
+                    drop.add(link.url)
+        took = self._clock() - started
+        return Verdict(tuple(items), frozenset(drop), tuple(admit), tuple(failures), took)
 
-    def keep(self, link: Link, host: str) -> bool:
+    def _keeps(self, link: Link, failures: list[Failure]) -> bool:
         """Whether every link hook keeps ``link`` (a hook that raises keeps it)."""
         for plugin in self._links:
-            if (
-                self._call(plugin, "keep_link", link.page_url, host, plugin.keep_link, link)
-                is False
-            ):
+            call = plugin.keep_link
+            if self._call(plugin, "keep_link", link.page_url, call, link, failures) is False:
                 return False
         return True
 
+    def apply(self, verdict: Verdict, url: str, host: str) -> None:
+        """Write a page's items and count its hooks' failures (on the recording thread)."""
+        self.seconds += verdict.seconds
+        failures = list(verdict.failures)
+        by_name = {plugin.name: plugin for plugin in self._pages}
+        for name, item in verdict.items:
+            try:
+                self._items.write(url, name, item)
+            except (TypeError, ValueError) as exc:  # not JSON: the plugin's fault
+                failures.append(Failure(by_name[name], "on_page", url, exc))
+        for failure in failures:
+            self._failed(failure, host)
+
+    def page(self, page: Page, host: str) -> tuple[frozenset[str], tuple[str, ...]]:
+        """Run and apply every page hook: the links to drop and the URLs to admit."""
+        verdict = self.judge(page, ())
+        self.apply(verdict, page.url, host)
+        return verdict.drop, verdict.admit
+
+    def keep(self, link: Link, host: str) -> bool:
+        """Run and apply every link hook on one link: whether it is kept."""
+        failures: list[Failure] = []
+        kept = self._keeps(link, failures)
+        for failure in failures:
+            self._failed(failure, host)
+        return kept
+
     def _call(  # noqa: PLR0917 (private; one call site per hook)
-        self, plugin: Plugin, hook: str, url: str, host: str, run: Callable[[T], Any], arg: T
+        self,
+        plugin: Plugin,
+        hook: str,
+        url: str,
+        run: Callable[[T], Any],
+        arg: T,
+        failures: list[Failure],
     ) -> Any:
         started = self._clock()
         try:
             return run(arg)
         except Exception as exc:  # a plugin's fault never stops the crawl: it is counted
-            self._failed(plugin, hook, url, host, exc)
+            failures.append(Failure(plugin, hook, url, exc))
             return None
         finally:
             took = self._clock() - started
-            self.seconds += took
             if took >= SLOW_HOOK:
                 log.warning("plugin %s: %s took %.2f s on %s", plugin.name, hook, took, url)
 
-    def _failed(self, plugin: Plugin, hook: str, url: str, host: str, exc: Exception) -> None:
+    def _failed(self, failure: Failure, host: str) -> None:
         self.failures += 1
         self._stats.record_error("plugin_error", host)
-        log.warning("plugin %s: %s failed on %s: %s: %s", plugin.name, hook, url,
-                    type(exc).__name__, exc)  # fmt: skip
+        exc = failure.exc
+        log.warning("plugin %s: %s failed on %s: %s: %s", failure.plugin.name, failure.hook,
+                    failure.url, type(exc).__name__, exc)  # fmt: skip
         try:
-            self._errors.write(plugin.name, hook, url, exc)
+            self._errors.write(failure.plugin.name, failure.hook, failure.url, exc)
         except OSError as error:
             log.error("cannot write %s: %s", self._errors.path, error)
 
