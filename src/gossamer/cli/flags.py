@@ -15,7 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gossamer.errors import ConfigError, shortened
-from gossamer.fetch.proxy import PASSWORD_ENV, redacted, split_password
 
 __all__ = [
     "address",
@@ -150,6 +149,9 @@ def hide_proxy_password(args: argparse.Namespace) -> None:
     it, so the settings (stored in crawl.json and Redis) never hold it."""
     if args.proxy is None:
         return
+    # Here, not at the top: the fetch package brings aiohttp, which a search never needs.
+    from gossamer.fetch.proxy import PASSWORD_ENV, redacted, split_password  # noqa: PLC0415
+
     try:
         args.proxy, password = split_password(args.proxy)
     except ConfigError:
