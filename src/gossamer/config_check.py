@@ -374,8 +374,10 @@ def settings_by_name(config: CrawlConfig) -> dict[str, Any]:
         elif item.name not in {"seeds", "out"}:
             values[item.name] = value
     # Extraction rules as plain tables, so the settings stay JSON (Redis, crawl.json).
-    values["scope.extract"] = tuple(_table_of(rule) for rule in values["scope.extract"])
-    values["sites"] = tuple(_table_of(table) for table in values["sites"])
+    # (Anything else is left as it came, for its rule to refuse: ``site = 1`` in a TOML file.)
+    for name in ("scope.extract", "sites"):
+        if isinstance(values[name], tuple):
+            values[name] = tuple(_table_of(table) for table in values[name])
     return values
 
 

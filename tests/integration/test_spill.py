@@ -11,6 +11,7 @@ import gossamer.engine.crawler
 from gossamer.config import PolitenessConfig
 from gossamer.engine.backlog import build_frontier
 from gossamer.frontier import Backlog, Frontier
+from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 
@@ -25,10 +26,14 @@ def test_a_small_window_spills_to_disk_and_still_crawls_every_url_once(
     built: list[Frontier] = []
 
     def small_window(
-        politeness: PolitenessConfig, stats: CrawlStats, *, backlog: Backlog | None = None
+        politeness: PolitenessConfig,
+        stats: CrawlStats,
+        *,
+        backlog: Backlog | None = None,
+        sites: SiteRules | None = None,
     ) -> Frontier:
         # The crawler's own frontier, database backlog and all, with a window of two.
-        frontier = build_frontier(politeness, stats, backlog=backlog, window=WINDOW)
+        frontier = build_frontier(politeness, stats, backlog=backlog, window=WINDOW, sites=sites)
         built.append(frontier)
         return frontier
 
