@@ -87,7 +87,7 @@ max_redirects = 3
 
 settings.register_profile(
     "any-response",
-    max_examples=int(os.environ.get("GOSSAMER_EXAMPLES", "6")),
+    max_examples=int(os.environ.get("GOSSAMER_EXAMPLES", "4")),
     deadline=None,  # an example is a whole crawl
     derandomize=True,  # the same examples on every run, so CI is stable
     database=None,

@@ -28,7 +28,7 @@ from .archive_checks import assert_pages_match_warc
 from .conftest import RESOLVE, query
 
 WARCIO = Path(sys.executable).parent / "warcio"
-KILLS = 10
+KILLS = 7
 CONCURRENCY = 8
 CONFIG = (
     "[politeness]\ndelay = 0.0\nrobots_retry_delay = 0.2\nrobots_retries = 1\n"

@@ -203,7 +203,7 @@ def test_a_password_protected_redis(tmp_path: Path) -> None:
             seeds.write_text("\n".join(site.seeds()) + "\n")
             wrong = guarded.url.replace("s3cret", "wrong")
             base = ("crawl", seeds, "--out", tmp_path / "out", "--resolve", RESOLVE,
-                    "--no-progress", "--redis-patience", "0.2")  # fmt: skip
+                    "--no-progress", "--redis-patience", "0.2", "--delay", "0")  # fmt: skip
             command = gossamer(*base, "--frontier", wrong)
             refused = subprocess.run(
                 command, check=False, capture_output=True, text=True, timeout=60, cwd=ROOT
@@ -260,7 +260,7 @@ def test_a_redis_behind_tls(tmp_path: Path) -> None:
             seeds = tmp_path / "seeds.txt"
             seeds.write_text("\n".join(site.seeds()) + "\n")
             base = ("crawl", seeds, "--out", tmp_path / "out", "--resolve", RESOLVE,
-                    "--no-progress", "--redis-patience", "0.2")  # fmt: skip
+                    "--no-progress", "--redis-patience", "0.2", "--delay", "0")  # fmt: skip
             untrusted = secured.url.split("?")[0]  # no CA given: the certificate is refused
             refused = subprocess.run(
                 gossamer(*base, "--frontier", untrusted),
