@@ -160,7 +160,7 @@ def test_a_killed_worker_and_a_redis_restart_lose_nothing(
 
 
 def test_ctl_stops_the_crawl_and_crawl_goes_on(server: RedisServer, tmp_path: Path) -> None:
-    web = build_web(WebSpec(seed=5, hosts=6, pages_per_host=40, special_hosts=False,
+    web = build_web(WebSpec(seed=5, hosts=6, pages_per_host=20, special_hosts=False,
                             latency=0.01))  # fmt: skip
     (tmp_path / "c.toml").write_text(CONFIG.replace("delay = 0.0", "delay = 0.2"))
     with ThreadedTestWeb(web) as site:
