@@ -16,7 +16,7 @@ JSON and CSV writers, the Parquet schema, ``--fields`` and docs/DATA.md all foll
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -122,23 +122,8 @@ def _record(reader: WarcReader, row: ExportRow, final_url: str) -> PageRecord:
     if text is None or text.noindex or (not text.body.split() and not text.title):
         return _no_text(row, final_url, digest)
     language = detect_language(f"{text.title}\n{text.body}", text.lang_hint)
-    return PageRecord(
-        row.url,
-        final_url,
-        row.status,
-        row.fetched_at,
-        row.content_type,
-        row.host,
-        row.depth,
-        language,
-        text.title,
-        text.body,
-        row.links,
-        row.warc_file,
-        row.warc_offset,
-        row.warc_length,
-        digest,
-        row.error or None,
+    return replace(
+        _no_text(row, final_url, digest), language=language, title=text.title, text=text.body
     )
 
 
