@@ -5,8 +5,8 @@ Data flow: extract (``images``) -> indexer -> **imagestore** -> ``gossamer.searc
 One row per (page, image): the same image on two pages is found through either's words, and
 the search shows it once. The words are in an SQLite FTS5 table over the rows (external
 content, kept in step by triggers), with the Porter stemmer, so "foxes" finds "fox". A page
-indexed again (a newer fetch) replaces its rows; the indexer commits the store with the
-document store, batch by batch.
+indexed again (a newer fetch) replaces its rows, a page gone loses them; the indexer commits
+the store with the document store, batch by batch.
 """
 
 from __future__ import annotations
@@ -115,6 +115,10 @@ class ImageStore:
                 for i in images
             ],
         )  # fmt: skip
+
+    def drop(self, page_url_id: str) -> None:
+        """Forget the images of one page (gone, or its new version has no text)."""
+        self._conn.execute("DELETE FROM images WHERE page_url_id = ?", (page_url_id,))
 
     def count(self) -> int:
         return int(self._conn.execute("SELECT count(DISTINCT url) FROM images").fetchone()[0])

@@ -4,8 +4,11 @@ Data flow: crawl.db + WARC -> extract -> language + near-duplicate keys (simhash
 -> duplicate group (``near``) -> document store -> tantivy; each page's links with their
 words go to the anchor store, and a last step (``relink``) rewrites the documents whose
 anchor text changed after they were written. Only pages without a row in the
-document store are read (see ``docstore``), so after a resumed crawl only the new documents
-are indexed.
+document store, or with an older one, are read (see ``docstore``), so after a resumed crawl
+or a recrawl only the new and changed documents are indexed; a changed page's document, keys,
+anchors and images replace the old version's. Before them, the pages gone since the last run
+(``DocStore.gone``: now 404/410, a redirect, or no row) are deleted from tantivy, the
+document store, the anchor and image stores; their vectors are zeroed by ``vectors``.
 
 Reading and extraction are CPU-bound Python and run in a pool of worker processes when
 there is enough to do; the parent keeps the two writers (tantivy and SQLite) to itself, as
@@ -15,7 +18,9 @@ a slow writer holds back the readers instead of piling results up in memory.
 Each batch is committed to tantivy first and then to the document store. A run killed in
 between leaves documents that tantivy has and the store does not; an ``in_flight`` mark,
 set before a batch starts and cleared in the store's commit of it, makes the next run
-delete each document's URL from tantivy before adding it again. With ``embeddings`` (or
+delete each document's URL from tantivy before adding it again. A deletion needs no mark:
+the page's row leaves the document store only in the commit after tantivy's, so a run killed
+in between finds it gone again and deletes it again. With ``embeddings`` (or
 once a folder has page vectors), the pages new to tantivy are then embedded beside it
 (``vectors``). An index written by an
 older Gossamer, without a field this one writes, or a damaged one (``schema.unusable``) is
@@ -56,7 +61,7 @@ from gossamer.index.schema import (
     open_index,
 )
 from gossamer.index.vectors import VectorReport, has_vectors, update_vectors
-from gossamer.store.docstore import DocStore, PendingPage
+from gossamer.store.docstore import DocRow, DocStore, PendingPage
 from gossamer.store.records import MAX_DECODED
 from gossamer.urls import host_or_empty
 
@@ -101,6 +106,7 @@ class IndexReport:
     workers: int
     languages: dict[str, int] = field(default_factory=dict)
     relinked: int = 0  # documents written again with the words of links found later
+    removed: int = 0  # pages gone since the last run (404/410, moved, no row), deleted
     vectors: VectorReport | None = None  # None: the folder keeps no page vectors
 
     @property
@@ -114,6 +120,7 @@ class IndexReport:
             [
                 f"new pages read:      {self.pending}",
                 f"indexed:             {self.indexed}",
+                f"gone, removed:       {self.removed}",
                 f"skipped:             {skipped}",
                 f"exact duplicates:    {self.exact_duplicates}",
                 f"near duplicates:     {self.near_duplicates}",
@@ -205,6 +212,7 @@ class _Tally:
     skipped: Counter[str] = field(default_factory=Counter)
     languages: Counter[str] = field(default_factory=Counter)
     relinked: int = 0
+    removed: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +263,11 @@ def _store(item: ExtractedPage, sinks: _Sinks, recovering: bool, tally: _Tally) 
         sinks.anchors.replace(page.url_id, item.host, text.anchors)
         shown = text.images if not item.skip else ()  # a noindex page's images stay out too
         sinks.images.replace(page.url_id, page.url, text.title, shown)
+    elif page.old_num is not None:
+        # The new version has no text (now an image, or undecodable): the old version's
+        # links and images go with its document.
+        sinks.anchors.replace(page.url_id, item.host, ())
+        sinks.images.drop(page.url_id)
     kind = text.kind if text is not None else (kind_of(item.mime) or "other")
     grouping = choose_group(store, page.doc_id, item.keys) if not item.skip else None
     row = store.add(
@@ -285,6 +298,15 @@ def _store(item: ExtractedPage, sinks: _Sinks, recovering: bool, tally: _Tally) 
     if grouping is not None:
         tally.exact += grouping.how == "exact"
         tally.near += grouping.how == "near"
+
+
+def _remove(row: DocRow, sinks: _Sinks, tally: _Tally) -> None:
+    """Delete a gone page everywhere it is kept; its vector row is zeroed by ``vectors``."""
+    sinks.writer.delete_documents_by_term(Fields.URL_ID, row.url_id)
+    sinks.anchors.replace(row.url_id, row.host, ())  # the pages it linked to lose its words
+    sinks.images.drop(row.url_id)
+    sinks.store.forget(row.num)
+    tally.removed += 1
 
 
 def build_index(
@@ -354,6 +376,7 @@ def build_index(
         vectors=vectors,
         pending=len(pending),
         relinked=tally.relinked,
+        removed=tally.removed,
         indexed=tally.indexed,
         skipped=dict(tally.skipped),
         exact_duplicates=tally.exact,
@@ -385,6 +408,7 @@ def _run(
             " near-duplicates by simhash only; 'rm -r %s' and index again for MinHash",
             crawl_dir / INDEX_DIR,
         )
+    gone = store.gone(crawl_dir / "crawl.db")
     pending = store.pending(crawl_dir / "crawl.db")
     recovering = store.in_flight
     if recovering:
@@ -395,6 +419,8 @@ def _run(
     sinks.begin()
     try:
         anchors.move_aliases()
+        for row in gone:  # first: a gone page's group no longer draws the pages after it
+            _remove(row, sinks, tally)
         for items in _extracted(crawl_dir, pending, workers, max_decoded):
             for item in items:
                 _store(item, sinks, recovering, tally)

@@ -1,23 +1,32 @@
 """Store stage, the index's bookkeeping: ``DIR/index/docs.db``, one row per page indexed.
 
 Data flow: crawl.db -> **document store** <-> full-text index -> search. It lives in ``store``
-with ``crawl.db``'s queries because it reads that file too (``pending``). The store answers
-three questions:
+with ``crawl.db``'s queries because it reads that file too (``pending``, ``gone``). The store
+answers four questions:
 
 * which fetched pages are new since the last run (incremental indexing after a resumed
-  crawl): a page is pending when its ``url_id`` has no row, or its row has an older fetch
-  time (the page was fetched again);
+  crawl or a recrawl): a page is pending when its ``url_id`` has no row, or its row has an
+  older fetch time (the page changed and was archived again);
+* which indexed pages are gone: their ``pages`` row now says 404, 410 or another final 4xx,
+  or a redirect, or the row is gone (``gone``). A 429, a 5xx or a network error is taken for
+  a passing fault (a recrawl keeps the old row for those anyway), and the page stays;
 * which pages a new one may duplicate: exact duplicates share ``doc_id`` (SHA-1 of the
   content, ``exact_group``); near-duplicate candidates share a simhash band (``bands``
   table, ``simhash_neighbours``) or a MinHash-LSH band key (``lsh`` table,
   ``minhash_neighbours``). Which candidate really is a near-duplicate, and so the group a
   page joins, is decided by ``gossamer.index.near``; a group is named by the ``num`` of its
-  first member;
+  first member, and keeps that name when the member is replaced or gone;
 * for the search side, how large each group is, how many of its pages have each content,
   and which pages are in it.
 
 Pages that were looked at but not indexed (noindex, no text) get a row too, with
 ``indexed = 0``, so they are not read again.
+
+Row numbers (``num``) are never used twice: tantivy's ``num`` field, the page vectors and the
+rank arrays are addressed by them, so a number given again to another page (SQLite gives
+the largest rowid plus one, reusing the number of a last row deleted) would hand the new
+page the old one's vector and, by the saved ranks' stamp, its ranks. The highest number
+ever forgotten is kept in ``meta`` (``retired``) and new rows are numbered above it.
 
 Simhash lookup uses the pigeonhole principle: a 64-bit fingerprint (``index.simhash``) is
 split into ``MAX_DISTANCE + 1`` bands of 16 bits; two fingerprints within ``MAX_DISTANCE``
@@ -106,6 +115,13 @@ ORDER BY p.warc_file, p.warc_offset
 """
 _ANY_PENDING = f"SELECT 1 {_PENDING_FROM} LIMIT 1"
 _IN_FLIGHT = "in_flight"  # set while a batch is committed to tantivy but not yet here
+_RETIRED = "retired"  # the highest row number forgotten, never given again
+# The number of a new row: above every row there is and every row there was (from 1, as
+# SQLite numbers rows).
+_NEXT_NUM = (
+    "(SELECT max(coalesce((SELECT max(num) FROM docs), 0),"
+    f" coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = '{_RETIRED}'), 0)) + 1)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +172,17 @@ _DOC_COLUMNS = (
     "num, url_id, url, host, doc_id, fetched_at, kind, lang, title, words, simhash, "
     "group_id, indexed"
 )
+# Rows whose page crawl.db no longer holds as a document: no row, another purpose, a final
+# 4xx (404, 410, 403...; not 429, which asks to come back), a redirect, or a success that
+# was not archived. Joined on ``url``, the primary key of ``pages``.
+_GONE = f"""
+SELECT {", ".join("d." + c.strip() for c in _DOC_COLUMNS.split(","))}
+FROM docs AS d LEFT JOIN crawl.pages AS p ON p.url = d.url
+WHERE p.url IS NULL OR p.purpose != 'page'
+   OR (p.status BETWEEN 300 AND 499 AND p.status != 429)
+   OR (p.status BETWEEN 200 AND 299 AND p.warc_file IS NULL)
+ORDER BY d.num
+"""
 
 
 def hamming(a: int, b: int) -> int:
@@ -228,6 +255,10 @@ class DocStore:
         """Pages of ``crawl_db`` not indexed yet, in WARC order (sequential reads)."""
         return [PendingPage(*row) for row in self._with_crawl(crawl_db, _PENDING)]
 
+    def gone(self, crawl_db: Path) -> list[DocRow]:
+        """Rows (indexed or not) whose page ``crawl_db`` no longer holds as a document."""
+        return [_row(values) for values in self._with_crawl(crawl_db, _GONE)]
+
     def has_pending(self, crawl_db: Path) -> bool:
         """Whether ``pending`` would find a page, without reading them all."""
         return bool(self._with_crawl(crawl_db, _ANY_PENDING))
@@ -270,9 +301,15 @@ class DocStore:
             self._conn.execute("ROLLBACK")
 
     def forget(self, num: int) -> None:
-        """Drop the row of an earlier fetch; its group keeps the number as its name."""
+        """Drop a row (an earlier fetch, or a page gone) with its keys; its group keeps the
+        number as its name, and the number is never given to another row."""
         for table in ("docs", "bands", "lsh"):
             self._conn.execute(f"DELETE FROM {table} WHERE num = ?", (num,))
+        self._conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key)"
+            " DO UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
+            (_RETIRED, num),
+        )
 
     def add(
         self,
@@ -294,8 +331,9 @@ class DocStore:
         ``commit``. Only an indexed page's keys are looked up by later pages."""
         fingerprint = keys.simhash
         cursor = self._conn.execute(
-            "INSERT INTO docs (url_id, url, host, doc_id, fetched_at, kind, lang, title, words,"
-            " simhash, group_id, indexed, minhash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+            "INSERT INTO docs (num, url_id, url, host, doc_id, fetched_at, kind, lang, title,"
+            " words, simhash, group_id, indexed, minhash) VALUES ("
+            f"{_NEXT_NUM}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
             (
                 url_id, url, host, doc_id, fetched_at, kind, lang, title, words,
                 None if fingerprint is None else _signed(fingerprint), int(indexed), keys.minhash,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -15,6 +16,7 @@ from gossamer.fetch.result import FetchResult
 from gossamer.index import build_index
 from gossamer.rank import rank_crawl
 from gossamer.store import MetadataDB, WarcStore, page_row
+from gossamer.store.cdxj import CdxjWriter
 from gossamer.testweb.pdf import make_pdf
 
 START = 1_700_000_000.0
@@ -40,12 +42,15 @@ def html(title: str, text: str, *, extra: str = "", head: str = "") -> bytes:
     ).encode()
 
 
-def make_crawl(folder: Path, pages: Iterable[FakePage]) -> Path:
-    """Write ``pages`` as a crawl folder (``warc/`` + ``crawl.db``) and return the folder."""
+def make_crawl(folder: Path, pages: Iterable[FakePage], *, cdxj: bool = False) -> Path:
+    """Write ``pages`` as a crawl folder (``warc/`` + ``crawl.db``, and ``index.cdxj`` lines
+    when ``cdxj``) and return the folder. Called again on the same folder, it adds to it as
+    a resumed crawl would: a page met again gets a new record and its row is replaced."""
     ticks = iter(range(10**6))
     with (
         WarcStore(folder / "warc", clock=lambda: START) as warc,
         MetadataDB(folder / "crawl.db", clock=lambda: START + next(ticks)) as db,
+        CdxjWriter(folder / "index.cdxj") if cdxj else nullcontext() as index,
     ):
         for page in pages:
             headers: list[tuple[str, str]] = [("Content-Type", page.content_type)]
@@ -67,6 +72,8 @@ def make_crawl(folder: Path, pages: Iterable[FakePage]) -> Path:
                 elapsed=0.01,
             )
             location = warc.write(result)
+            if index is not None:
+                index.add(result, location)
             host = urlsplit(page.url).netloc
             db.add_discovered([(page.url, host, 0, page.referrer)])
             db.add_page(page_row(result, location, depth=0, referrer=page.referrer, host=host))
