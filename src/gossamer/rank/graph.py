@@ -4,6 +4,12 @@ Data flow: store (crawl.db ``urls`` + ``links``, read through ``CrawlRecords``) 
 -> pagerank. Nodes are every row of ``urls``: crawled pages, and link targets that were never
 fetched, which become dangling nodes. Self-links are dropped: a page cannot vote for itself.
 
+The graph is what ``crawl.db`` says now, read afresh by every ``gossamer rank``: after a
+recrawl a changed page's links are its new version's, and a page gone (404, 410) has none,
+so it ranks as a link target never fetched. The crawl deletes a gone page's links; links
+still found from a page whose row is a final 4xx (not 429, which asks to come back) are
+dropped here too, as a first crawl never records links from such a page.
+
 The host graph has one node per host name (scheme and port ignored) and one edge per
 ordered pair of different hosts with at least one link between them. Counting each pair
 once, instead of weighting by the number of links, keeps a site that links to another
@@ -66,12 +72,22 @@ def load_url_graph(crawl_db: Path) -> UrlGraph:
         with CrawlRecords(crawl_db) as records:
             ids, urls = records.url_nodes()
             edges = records.link_edges()
+            gone = {url for url, status, _ in records.page_statuses() if _gone(status)}
     except StoreError as exc:
         raise RankError(f"cannot read the link graph: {exc}") from exc
     # ids are sorted, so a binary search maps each urls.id to its node number.
     src = np.searchsorted(ids, edges[:, 0]).astype(np.int64)
     dst = np.searchsorted(ids, edges[:, 1]).astype(np.int64)
+    if gone:
+        silent = np.fromiter((url in gone for url in urls), dtype=np.bool_, count=len(urls))
+        voting = ~silent[src]
+        src, dst = src[voting], dst[voting]
     return UrlGraph(ids, urls, src, dst)
+
+
+def _gone(status: int | None) -> bool:
+    """Whether a page answering ``status`` now is gone: a final 4xx, as the index takes it."""
+    return status is not None and 400 <= status < 500 and status != 429
 
 
 def host_graph(graph: UrlGraph) -> HostGraph:
