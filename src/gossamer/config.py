@@ -176,6 +176,16 @@ def usable_cores() -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class RecrawlConfig:
+    # How long after a fetch a page is due again when nothing is known of how it changes
+    initial_interval: float = 86_400.0
+    min_interval: float = 3_600.0  # the interval of a page that keeps changing never falls below
+    max_interval: float = 30 * 86_400.0  # nor rises above, for a page that never changes
+    # A seed's interval (seeds are the crawl's hubs: asked again sooner); none: as any page
+    seed_interval: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class CrawlConfig:
     seeds: Path
     out: Path
@@ -191,6 +201,7 @@ class CrawlConfig:
     politeness: PolitenessConfig = field(default_factory=PolitenessConfig)
     fetch: FetchConfig = field(default_factory=FetchConfig)
     scope: ScopeConfig = field(default_factory=ScopeConfig)
+    recrawl: RecrawlConfig = field(default_factory=RecrawlConfig)
     # ``[[site]]`` tables: per-site politeness, budget and request settings (gossamer.sites)
     sites: tuple[SiteConfig, ...] = ()
 
@@ -214,6 +225,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "politeness": PolitenessConfig,
     "fetch": FetchConfig,
     "scope": ScopeConfig,
+    "recrawl": RecrawlConfig,
 }
 
 
@@ -371,8 +383,9 @@ def config_from_json(data: dict[str, Any], out: Path) -> CrawlConfig:
             if k not in _SECTIONS and k not in {"seeds", "out"}
         }
         for name, kind in _SECTIONS.items():
+            # (A crawl saved before a section existed has its defaults.)
             values[name] = kind(
-                **{k: tuple(v) if isinstance(v, list) else v for k, v in data[name].items()}
+                **{k: tuple(v) if isinstance(v, list) else v for k, v in data.get(name, {}).items()}
             )
         scope = values["scope"]
         rules = tuple(ExtractRule.of(rule) for rule in scope.extract)

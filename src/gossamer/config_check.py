@@ -325,6 +325,10 @@ RULES: dict[str, Check] = {
     "politeness.max_retries": _whole(0),
     "politeness.max_backoff": _seconds(),
     "politeness.respect_nofollow": _flag,
+    "recrawl.initial_interval": _seconds(above_zero=True),
+    "recrawl.min_interval": _seconds(above_zero=True),
+    "recrawl.max_interval": _seconds(above_zero=True),
+    "recrawl.seed_interval": _seconds(above_zero=True, optional=True),
     "fetch.user_agent": _user_agent,
     "fetch.connect_timeout": _seconds(above_zero=True),
     "fetch.read_timeout": _seconds(above_zero=True),
@@ -406,6 +410,12 @@ def check_config(config: CrawlConfig, origin: Callable[[str], str]) -> CrawlConf
         config = dataclasses.replace(config, fetch=fetch)
     config = _settled_cookies(config, origin)
     config = _settled_scope(config)
+    recrawl = config.recrawl
+    if not recrawl.min_interval <= recrawl.initial_interval <= recrawl.max_interval:
+        raise ConfigError(
+            f"{origin('recrawl.initial_interval')} must lie between recrawl.min_interval and"
+            " recrawl.max_interval"
+        )
     from gossamer.sites import settled  # noqa: PLC0415 (sites imports this module)
 
     sites = settled(config.sites)

@@ -25,6 +25,7 @@ from gossamer.config import (
     ExtractRule,
     FetchConfig,
     PolitenessConfig,
+    RecrawlConfig,
     ScopeConfig,
     SiteConfig,
 )
@@ -39,6 +40,7 @@ _SECTIONS: tuple[tuple[str, type[Any], str], ...] = (
     ("politeness", PolitenessConfig, "`[politeness]`: how hard a host is pressed"),
     ("fetch", FetchConfig, "`[fetch]`: one request and its answer"),
     ("scope", ScopeConfig, "`[scope]`: which URLs are crawled at all"),
+    ("recrawl", RecrawlConfig, "`[recrawl]`: when a page is due again (`--recrawl due`)"),
 )
 
 _MEANINGS = {

@@ -60,6 +60,9 @@ class CrawlStats:
     # Links whose session id was stripped before dedup: the cleaned URL is crawled, so this is
     # a normalisation, not an error.
     session_ids_stripped: int = 0
+    # A recrawl's answers (crawling/recrawl.py: new, not_modified, unchanged, changed, gone,
+    # failed; due; bytes_saved by 304s), recounted from crawl.db on resume
+    recrawl: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
     statuses: Counter[int] = field(default_factory=Counter)
     hosts: dict[str, HostStats] = field(default_factory=dict)
@@ -88,6 +91,7 @@ class CrawlStats:
             errors=Counter(self.errors),
             skipped_scope=Counter(self.skipped_scope),
             other_languages=Counter(self.other_languages),
+            recrawl=Counter(self.recrawl),
             statuses=Counter(self.statuses),
             hosts={
                 name: HostStats(
@@ -170,6 +174,7 @@ class CrawlStats:
             "skipped_scope": dict(self.skipped_scope),
             "other_languages": dict(self.other_languages),
             "session_ids_stripped": self.session_ids_stripped,
+            "recrawl": dict(self.recrawl),
             "errors": dict(self.errors),
             "error_total": sum(self.errors.values()),
             "statuses": {str(k): v for k, v in sorted(self.statuses.items())},

@@ -8,8 +8,10 @@ line gives the concurrency reached beside the configured one), then why the craw
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,8 @@ from gossamer.cli.flags import (
 )
 from gossamer.config import CrawlConfig, PolitenessConfig, Requested, requested, settle
 from gossamer.crawling.fetching import proxies_of
+from gossamer.crawling.folder import CrawlLock
+from gossamer.crawling.revisits import begin_recrawl
 from gossamer.crawling.scope import MODES, scope_of, seed_surts
 from gossamer.engine.workers import crawl_here
 from gossamer.errors import ConfigError, escaped
@@ -33,6 +37,7 @@ from gossamer.extras import require
 from gossamer.fetch.proxy import PASSWORD_ENV
 from gossamer.plan import CrawlPlan, begin_crawl, plan_crawl
 from gossamer.seeds import MAX_URL_LENGTH, SeedList, read_seeds
+from gossamer.store import MetadataDB
 from gossamer.store.reports import ending_line
 from gossamer.threads import STRATEGIES
 from gossamer.threads.engine import ThreadOptions, run_threaded
@@ -98,6 +103,15 @@ def add_parser(sub: Any) -> None:
         "--out", type=path, metavar="DIR", help="output folder (an existing crawl resumes)"
     )
     where.add_argument("--resume", type=path, metavar="DIR", help="continue the crawl in DIR")
+    p.add_argument(
+        "--recrawl",
+        nargs="?",
+        const="all",
+        choices=("all", "due"),
+        help="with an existing crawl: ask its fetched pages again, with conditional requests"
+        " (all, the default; or only those due by the [recrawl] schedule), and crawl the new"
+        " pages they lead to",
+    )
     p.add_argument(
         "--max-pages",
         type=positive_int,
@@ -422,6 +436,18 @@ def check_thread_flags(args: argparse.Namespace) -> None:
         raise ConfigError("--url-tree needs --pipeline")
 
 
+def _begin_recrawl(plan: CrawlPlan, args: argparse.Namespace) -> None:
+    """``--recrawl``: start a new generation of the crawl in its folder (crawling/revisits)."""
+    if not plan.resuming or args.engine == "threads":
+        raise ConfigError(
+            "--recrawl asks the pages of an existing crawl again: give its folder with --resume"
+            " (the study's --engine threads does not recrawl)"
+        )
+    out = plan.config.out
+    with CrawlLock(out), contextlib.closing(MetadataDB(out / "crawl.db")) as db:
+        begin_recrawl(db, args.recrawl, time.time())
+
+
 def _crawl(config: CrawlConfig, seeds: SeedList, args: argparse.Namespace) -> str:
     """Run the crawl in this process or in ``config.workers``; why it stopped."""
     if args.engine == "threads":
@@ -438,6 +464,10 @@ def run_shared_crawl(args: argparse.Namespace, ended: Callable[[], None]) -> int
         raise ConfigError(
             "--frontier runs one worker per command: leave out --resume, --workers and"
             " --engine threads (start more with gossamer worker)"
+        )
+    if args.recrawl is not None:
+        raise ConfigError(
+            "--recrawl is not built for a shared crawl yet: recrawl its merged folder"
         )
     if args.seeds is None:
         raise ConfigError("--frontier needs a seeds file (gossamer worker joins without one)")
@@ -465,6 +495,8 @@ def run_crawl(args: argparse.Namespace) -> int:
             print(f"gossamer: warning: {note}", file=sys.stderr, flush=True)
         if plan.restart:
             print(f"gossamer: {escaped(plan.restart)}", file=sys.stderr, flush=True)
+        if args.recrawl is not None:
+            _begin_recrawl(plan, args)
         if plan.resuming:
             print(f"resuming the crawl in {escaped(str(config.out))}", flush=True)
         reason = _crawl(config, plan.seeds, args)

@@ -30,6 +30,7 @@ from gossamer.frontier import Job
 from gossamer.robots import RobotsAnswer
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcLocation, WarcStore, page_row
+from gossamer.store.revisits import Original
 
 if TYPE_CHECKING:
     from gossamer.plugins.hooks import Verdict
@@ -50,9 +51,16 @@ INTERNAL_ERROR = "internal_error"  # the error kind of a fault of ours while han
 
 
 def archive(
-    warc: WarcStore, cdxj: CdxjWriter, job: Job, result: FetchResult, purpose: str
+    warc: WarcStore,
+    cdxj: CdxjWriter,
+    job: Job,
+    result: FetchResult,
+    purpose: str,
+    *,
+    stored: tuple[Original, str] | None = None,
 ) -> WarcLocation | None:
-    """Write the exchange to the WARC files (with the fields ``recover`` needs) and index it."""
+    """Write the exchange to the WARC files (with the fields ``recover`` needs) and index it;
+    ``stored``: the copy a recrawl's 304 confirms (``Recorder.stored_copy``)."""
     if not result.status or result.skipped_body:
         return None
     fields = {
@@ -63,7 +71,7 @@ def archive(
     }
     if job.referrer:
         fields["via"] = job.referrer
-    location = warc.write(result, fields)
+    location = warc.write(result, fields, stored)
     cdxj.add(result, location)
     return location
 
@@ -145,7 +153,7 @@ def store_page(
     location = None
     try:
         result = recorder.screened(job, result)  # --skip-other-languages: not archived
-        location = archive(warc, cdxj, job, result, purpose)
+        location = archive(warc, cdxj, job, result, purpose, stored=recorder.stored_copy(result))
         return recorder.record_page(job, result, location, verdict)
     except StoreError:
         raise

@@ -127,7 +127,9 @@ class CrawlLoop:
     async def _page(self, ticket: Ticket, fetcher: Fetcher) -> None:
         job = ticket.job
         async with self._seam.fetching():
-            fetch = fetcher.fetch(job.url, any_type=self._is_sitemap(job))
+            fetch = fetcher.fetch(
+                job.url, any_type=self._is_sitemap(job), conditions=job.conditions
+            )
             result = await fetched(job.url, fetch)
         await self.page_fetched(ticket, result)
 

@@ -15,8 +15,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from gossamer.config import RecrawlConfig
 from gossamer.crawling.admission import Admitter
 from gossamer.crawling.language import LanguageRule
+from gossamer.crawling.revisits import Revisits
 from gossamer.crawling.sitemaps import Sitemaps
 from gossamer.fetch import FetchResult
 from gossamer.fetch.fetcher import media_type
@@ -26,6 +28,7 @@ from gossamer.plugins.api import Link, Page
 from gossamer.robots import RobotsAnswer, lasting, lasting_answer
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB, WarcLocation, page_row
+from gossamer.store.revisits import Original
 from gossamer.urls import canonical_link, origin_of
 from gossamer.urls.canonical import CanonicalLinks
 
@@ -61,6 +64,7 @@ class Recorder:
         max_redirects: int = 10,
         sitemaps: bool = True,
         clock: Callable[[], float] = time.time,
+        recrawl: RecrawlConfig | None = None,
     ) -> None:
         self._admitter = admitter
         self._stats = stats
@@ -70,6 +74,8 @@ class Recorder:
         self._max_redirects = max_redirects
         self._clock = clock
         self._sitemaps = Sitemaps(admitter=admitter, stats=stats, db=db, enabled=sitemaps)
+        # Each page's recrawl schedule, and what a revisit's answer changes (issue 31).
+        self._revisits = Revisits(db, stats, recrawl or RecrawlConfig())
         self._links_met = CanonicalLinks()  # links met on earlier pages, in canonical form
         # The scope's [[extract]] rules and plugins (issue 33), run on every HTML page this
         # recorder records, live or replayed: so every engine runs them, by construction.
@@ -86,6 +92,10 @@ class Recorder:
         """The product token robots.txt rules are matched against for ``url``'s site: one
         for every site, or each site's own (``SiteRules.product_for``)."""
         return self._product if isinstance(self._product, str) else self._product(url)
+
+    def stored_copy(self, result: FetchResult) -> tuple[Original, str] | None:
+        """The stored copy a 304 confirms, for its revisit record (``Revisits.stored_copy``)."""
+        return self._revisits.stored_copy(result)
 
     def purpose(self, job: Job) -> str:
         """How a page job's exchange is archived and recorded: "page" or "sitemap"."""
@@ -167,16 +177,15 @@ class Recorder:
     ) -> bool:
         purpose = self._sitemaps.purpose(job.url)
         self._count(job, result, purpose)
-        self._db.add_page(
-            page_row(
-                result,
-                location,
-                depth=job.depth,
-                referrer=job.referrer,
-                host=job.host,
-                purpose=purpose,
-            )
+        row = page_row(
+            result, location, depth=job.depth, referrer=job.referrer, host=job.host, purpose=purpose
         )
+        change = self._revisits.judge(job, result, row) if purpose == "page" else None
+        if change is not None and change.keeps_row:
+            return False  # the stored copy holds (or the page is asked again): nothing new
+        self._db.add_page(row)
+        if change is not None and change.revisit:
+            self._db.unlink(result.url)  # a new version's links replace the old ones
         status = result.status
         if status == 0:
             self._admitter.fall_back(job)
@@ -192,9 +201,10 @@ class Recorder:
         if not (200 <= status < 300) or result.error or result.skipped_body:
             return False
         stats = self._stats
-        stats.pages += 1
-        stats.host(job.host).pages += 1
-        stats.hourly[int((self._clock() - stats.started + stats.elapsed_before) // 3600)] += 1
+        if change is None or not change.revisit:  # a page's new version is not a new page
+            stats.pages += 1
+            stats.host(job.host).pages += 1
+            stats.hourly[int((self._clock() - stats.started + stats.elapsed_before) // 3600)] += 1
         if media_type(result.content_type) in HTML_TYPES:
             # The parse also gives the page's title and noindex; crawl.db has no column for
             # them yet (the index reads them again from the WARC record).

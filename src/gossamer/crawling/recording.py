@@ -64,6 +64,7 @@ class Recording:
             respect_nofollow=config.politeness.respect_nofollow,
             max_redirects=config.fetch.max_redirects,
             sitemaps=config.scope.sitemaps,
+            recrawl=config.recrawl,
         )
         self.backoff = Backoff(
             max_retries=config.politeness.max_retries,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
+from gossamer.crawling.revisits import end_recrawl
 from gossamer.crawling.scope import Scope
 from gossamer.monitor.report import write_report
 from gossamer.stats import CrawlStats
@@ -45,4 +46,5 @@ def report_now(
     ``scope``: the crawl's scope rules, so the links they refused are listed with the rule."""
     db.put_domains(write_reports(out, stats, db, visiting=visiting, scope=scope))
     if final:
+        end_recrawl(db)
         write_report(out, stats)

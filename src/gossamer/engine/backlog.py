@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 
 from gossamer.config import PolitenessConfig
+from gossamer.crawling.recrawl import conditions
 from gossamer.frontier import Backlog, Frontier, Job
 from gossamer.frontier.frontier import WINDOW
 from gossamer.sites import SiteRules
@@ -47,6 +48,7 @@ def build_frontier(
 class DatabaseBacklog:
     """The frontier's disk side: spilled jobs live in the ``urls`` table of ``crawl.db``.
 
+    A page a recrawl wants again comes back as a revisit, with its conditional headers.
     A spilled job loses its redirect hop count, which matters only for the few URLs that
     never leave the memory window (fresh redirect targets). A seed's fallbacks (its
     ``http://`` form after ``https://``) are not in the table either: ``fallbacks`` gives them
@@ -70,9 +72,13 @@ class DatabaseBacklog:
                     depth=depth,
                     referrer=referrer,
                     fallbacks=self._fallbacks.get(url, ()) if depth == 0 else (),
+                    revisit=bool(wanted),
+                    conditions=conditions(etag, modified) if wanted else (),
                 ),
             )
-            for row_id, url, depth, referrer in self._db.backlog(host, after, limit)
+            for row_id, url, depth, referrer, etag, modified, wanted in self._db.backlog(
+                host, after, limit
+            )
         ]
 
 

@@ -29,6 +29,7 @@ from gossamer.crawling.fetching import build_fetcher
 from gossamer.crawling.folder import CrawlLock
 from gossamer.crawling.loop import CrawlLoop
 from gossamer.crawling.progress import Progress
+from gossamer.crawling.revisits import end_recrawl
 from gossamer.crawling.scope import scope_of
 from gossamer.crawling.verdict import judge
 from gossamer.engine.backlog import DatabaseBacklog, build_frontier, seed_fallbacks
@@ -311,7 +312,7 @@ class Crawler:
         self, warc: WarcStore, cdxj: CdxjWriter, db: MetadataDB, reporter: Reporter | None
     ) -> None:
         """Close every store even if some fail, so each keeps what it could write."""
-        for step in (warc.close, cdxj.close, db.flush):
+        for step in (warc.close, cdxj.close, db.flush, lambda: end_recrawl(db)):
             try:
                 step()
             except StoreError as exc:

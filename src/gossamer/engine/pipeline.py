@@ -72,6 +72,7 @@ class Pipeline:
             respect_nofollow=politeness.respect_nofollow,
             max_redirects=config.fetch.max_redirects,
             sitemaps=config.scope.sitemaps,
+            recrawl=config.recrawl,
             clock=clock,
         )
 

@@ -33,6 +33,7 @@ from gossamer.config import CrawlConfig
 from gossamer.crawling.admission import Admitter
 from gossamer.crawling.folder import load_snapshot
 from gossamer.crawling.recorder import Recorder, note_robots
+from gossamer.crawling.revisits import RECRAWL_SINCE, want_recrawl
 from gossamer.engine.backlog import DatabaseBacklog, build_frontier
 from gossamer.engine.partition import Part
 from gossamer.engine.replay import Reconciliation, reconcile
@@ -143,6 +144,7 @@ def catch_up(
         respect_nofollow=config.politeness.respect_nofollow,
         max_redirects=config.fetch.max_redirects,
         sitemaps=config.scope.sitemaps,
+        recrawl=config.recrawl,
     )
     outcome = reconcile(
         config.out / "warc",
@@ -192,6 +194,7 @@ def level(
         outcome = catch_up(config, db, cdxj, seeds=seeds, reindex=reindex)
     finally:
         cdxj.close(sort=sort_index)
+    want_recrawl(db)  # a recrawl just begun: its pages become backlog with the rest
     return Leveled(tuple(cuts), outcome, db.prepare_resume())
 
 
@@ -380,6 +383,9 @@ def rebuild_stats(
             entry.pages += 1
             stats.hourly[int(max(0.0, (fetched_at or created) - created) // 3600)] += 1
     stats.discovered = db.discovered_count()
+    since = db.get_meta(RECRAWL_SINCE)
+    if since is not None:  # the latest recrawl's answers, from its schedule rows
+        stats.recrawl.update(db.recrawl_counts(float(since)))
     if saved:
         _carry(stats, saved)
     return stats

@@ -206,10 +206,15 @@ class Fetcher:
         """Exchanges holding or awaiting a slot, per server address (empty: no cap, or idle)."""
         return {} if self._gate is None else self._gate.in_flight()
 
-    async def fetch(self, url: str, *, any_type: bool = False) -> FetchResult:
+    async def fetch(
+        self, url: str, *, any_type: bool = False, conditions: tuple[tuple[str, str], ...] = ()
+    ) -> FetchResult:
         """GET one canonical URL; the body is read only if its type is kept (or ``any_type``:
-        a sitemap may be XML, text or a gzip file) and its size allowed."""
-        return await self._get(url, self._limits.max_body, robots=False, any_type=any_type)
+        a sitemap may be XML, text or a gzip file) and its size allowed. ``conditions``: a
+        recrawl's conditional headers (If-None-Match, If-Modified-Since)."""
+        return await self._get(
+            url, self._limits.max_body, robots=False, any_type=any_type, conditions=conditions
+        )
 
     async def fetch_robots(
         self, url: str, known: Callable[[str], bool] = lambda target: False
@@ -234,7 +239,13 @@ class Fetcher:
         return hops
 
     async def _get(
-        self, url: str, max_body: int, *, robots: bool, any_type: bool = False
+        self,
+        url: str,
+        max_body: int,
+        *,
+        robots: bool,
+        any_type: bool = False,
+        conditions: tuple[tuple[str, str], ...] = (),
     ) -> FetchResult:
         assert self._session is not None, "Fetcher used outside its context"
         started = self._clock()
@@ -256,6 +267,7 @@ class Fetcher:
                         started=started,
                         t0=t0,
                         any_type=any_type,
+                        conditions=conditions,
                     )
                 assert target.raw_host is not None
                 address = await gate.address(target.raw_host, target.port or 0)
@@ -272,6 +284,7 @@ class Fetcher:
                         started=started,
                         t0=t0,
                         any_type=any_type,
+                        conditions=conditions,
                     )
                 finally:
                     gate.release(address)
@@ -366,6 +379,7 @@ class Fetcher:
         started: float,
         t0: float,
         any_type: bool = False,
+        conditions: tuple[tuple[str, str], ...] = (),
     ) -> FetchResult:
         assert self._session is not None
         jars = self._cookies
@@ -373,6 +387,7 @@ class Fetcher:
         headers, tunnel = proxy.headers(target) if proxy else ({}, {})
         if cookie:
             headers["Cookie"] = cookie
+        headers.update(conditions)
         async with self._session.get(
             target,
             allow_redirects=False,

@@ -30,6 +30,10 @@ class Job:
     hops: int = 0  # redirects followed to reach this URL
     robots: bool = False
     fallbacks: tuple[str, ...] = ()  # seed alternatives to try if this one cannot be reached
+    # A recrawl's revisit of a stored page (issue 31), and the conditional request headers
+    # (If-None-Match, If-Modified-Since) its stored validators give.
+    revisit: bool = False
+    conditions: tuple[tuple[str, str], ...] = ()
 
     def again(self) -> Job:
         """The same job, queued once more (a retry after 429/503 or a fault of this machine)."""

@@ -35,6 +35,7 @@ source. Where two sources hold a row for the same key:
   row written last, none in visit. The reports rewrite this table from the merged rows.
 * ``trap_families``: the smallest depth of each family, so a resumed merged crawl counts a
   calendar's chain from where any source began it.
+* ``schedule``: the row asked last (``checked_at``), as a recrawl rewrites it in one crawl.
 * ``meta``: a new crawl's (schema and Gossamer version), created at the earliest source's
   ``created_at`` (the hourly report counts from it), plus ``merged_from``: the source
   folders, as a JSON list.
@@ -136,6 +137,14 @@ ON CONFLICT (host) DO UPDATE SET
     robots_status = iif({_NEWER}, excluded.robots_status, domains.robots_status),
     updated_at = max(domains.updated_at, excluded.updated_at)
 """
+_SCHEDULE = """
+INSERT INTO main.schedule SELECT * FROM src.schedule WHERE true
+ON CONFLICT (url) DO UPDATE SET
+    (etag, last_modified, checked_at, changed_at, interval, due_at, answer, wanted_at) =
+    (excluded.etag, excluded.last_modified, excluded.checked_at, excluded.changed_at,
+     excluded.interval, excluded.due_at, excluded.answer, excluded.wanted_at)
+WHERE excluded.checked_at > schedule.checked_at
+"""
 _STEPS = (
     _URLS,
     "DELETE FROM temp.ids",
@@ -147,6 +156,7 @@ _STEPS = (
     _ENTRIES,
     _DOMAINS,
     MERGE_FAMILIES,
+    _SCHEDULE,
 )
 
 

@@ -21,11 +21,18 @@ from gossamer.errors import StoreError
 from gossamer.store.connect import connect_writer, faults, quick_check
 from gossamer.store.domains import DomainRow
 from gossamer.store.families import SELECT_FAMILIES
-from gossamer.store.reads import BACKLOG, CrawlReads
-from gossamer.store.rows import PageRow, page_values
+from gossamer.store.reads import BACKLOG, BacklogRow, CrawlReads
+from gossamer.store.rows import PageRow, Schedule, page_values, schedule_values
 from gossamer.store.schema import prepare_schema
 from gossamer.store.writer import BatchWriter
-from gossamer.store.writes import Batch, UrlIds, commit, delete_pages, requeue_unfetched
+from gossamer.store.writes import (
+    Batch,
+    UrlIds,
+    commit,
+    delete_pages,
+    requeue_unfetched,
+    want_again,
+)
 
 __all__ = ["MetadataDB", "crawl_db_problem"]
 
@@ -96,6 +103,21 @@ class MetadataDB(CrawlReads):
     def add_links(self, from_url: str, to_urls: Sequence[str]) -> None:
         # dict.fromkeys drops repeats within a page while keeping their order.
         self._batch.links.extend((from_url, to_url) for to_url in dict.fromkeys(to_urls))
+
+    def unlink(self, from_url: str) -> None:
+        """Drop a page's out-links (before those of its new version, if any, are added)."""
+        self._batch.unlinked.append(from_url)
+
+    def add_schedule(self, row: Schedule) -> None:
+        """Record a page's recrawl schedule (``crawling.recrawl``), with its exchange."""
+        self._batch.schedule.append(schedule_values(row))
+
+    def want_again(self, since: float, every: bool, sitemap_due: Iterable[str] = ()) -> int:
+        """Mark the pages a recrawl starting at ``since`` asks again, queued as disk backlog
+        (``writes.want_again``); how many were marked."""
+        self.flush()
+        with faults("write", self.path):
+            return want_again(self._conn, since, every, sitemap_due)
 
     def add_robots(self, origin: str, status: int, body: bytes, fetched_at: float) -> None:
         """Record ``origin``'s robots.txt answer, so a resume can reuse it while it is valid."""
@@ -213,8 +235,8 @@ class MetadataDB(CrawlReads):
 
     # -- the frontier's disk side -----------------------------------------------------------
 
-    def backlog(self, host: str, after: int, limit: int) -> list[tuple[int, str, int, str | None]]:
-        """Spilled, unfetched URLs of ``host`` with id above ``after``: (id, url, depth, ref).
+    def backlog(self, host: str, after: int, limit: int) -> list[BacklogRow]:
+        """Spilled, unfetched URLs of ``host`` with id above ``after`` (``BacklogRow``).
 
         With a writer thread, this waits only for the batch holding the host's newest spilled
         row: the frontier counted those rows and must find every one of them.

@@ -21,7 +21,7 @@ from gossamer.store.connect import transaction
 from gossamer.store.families import FAMILIES_TABLE
 from gossamer.urls import host_of
 
-__all__ = ["DOMAINS_TABLE", "ROBOTS_TABLE", "SITEMAP_TABLES", "upgrade"]
+__all__ = ["DOMAINS_TABLE", "ROBOTS_TABLE", "SCHEDULE_TABLE", "SITEMAP_TABLES", "upgrade"]
 
 ROBOTS_TABLE = """
 CREATE TABLE robots (
@@ -63,6 +63,24 @@ CREATE TABLE domains (
 );
 """
 
+# One row per page URL fetched (issue 31), written with its ``pages`` row. ``answer`` is what
+# the last request said: 'new' (a first fetch), 'not_modified' (304), 'unchanged' (200, same
+# content), 'changed', 'gone' (404/410), 'failed' (no usable answer; the old row stays).
+SCHEDULE_TABLE = """
+CREATE TABLE schedule (
+    url TEXT PRIMARY KEY,
+    etag TEXT,                -- validators of the content the pages row holds
+    last_modified TEXT,
+    checked_at REAL NOT NULL, -- wall-clock start of the last request, whatever it answered
+    changed_at REAL NOT NULL, -- of the last request that brought new content
+    interval REAL NOT NULL,   -- seconds from checked_at to due_at (the adaptive schedule)
+    due_at REAL NOT NULL,
+    answer TEXT NOT NULL,
+    wanted_at REAL            -- start of the recrawl that still wants it (NULL: none)
+);
+CREATE INDEX schedule_wanted ON schedule (wanted_at) WHERE wanted_at IS NOT NULL;
+"""
+
 
 def _name(value: str | None) -> str | None:
     return host_of(value) if value and "://" in value else value
@@ -86,10 +104,21 @@ def _three_to_four(conn: sqlite3.Connection) -> None:
     conn.execute(FAMILIES_TABLE.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
 
 
+def _four_to_five(conn: sqlite3.Connection) -> None:
+    for statement in SCHEDULE_TABLE.split(";"):
+        if statement.strip():
+            conn.execute(
+                statement.replace(" TABLE ", " TABLE IF NOT EXISTS ", 1).replace(
+                    " INDEX ", " INDEX IF NOT EXISTS ", 1
+                )
+            )
+
+
 _STEPS = {
     "1": ("2", _one_to_two),
     "2": ("3", _two_to_three),
     "3": ("4", _three_to_four),
+    "4": ("5", _four_to_five),
 }
 
 

@@ -20,10 +20,10 @@ import numpy.typing as npt
 
 from gossamer.errors import StoreError
 from gossamer.store.connect import connect_readonly, faults
-from gossamer.store.rows import PAGE_COLUMNS, PageRow
+from gossamer.store.rows import PAGE_COLUMNS, PageRow, Schedule
 from gossamer.store.schema import UNFETCHED
 
-__all__ = ["BACKLOG", "CrawlReads", "CrawlRecords", "PageFacts", "recorded_files"]
+__all__ = ["BACKLOG", "BacklogRow", "CrawlReads", "CrawlRecords", "PageFacts", "recorded_files"]
 
 _FETCH_ROWS = 1000  # rows per fetchmany when streaming query results
 _GRAPH_ROWS = 100_000  # edges per fetchmany when loading the link graph
@@ -33,11 +33,15 @@ _IN_LIST = 500  # URLs per ``IN (...)`` query, well under SQLite's bound-paramet
 # or "other")
 PageFacts = tuple[str, int, str | None, int | None, float | None, float | None, str, str]
 
-# Spilled, unfetched URLs of a host with ids above a given one, in order.
+# Spilled, unfetched URLs of a host with ids above a given one, in order; for a page a
+# recrawl wants again, its validators (etag, last_modified) and 1.
 BACKLOG = (
-    "SELECT id, url, depth, referrer FROM urls"
+    "SELECT id, urls.url, depth, referrer, s.etag, s.last_modified, s.wanted_at IS NOT NULL"
+    " FROM urls LEFT JOIN schedule AS s ON s.url = urls.url"
     f" WHERE host = ? AND spilled = 1 AND id > ? AND {UNFETCHED} ORDER BY id LIMIT ?"
 )
+# id, url, depth, referrer, etag, last_modified, wanted again (0 or 1)
+BacklogRow = tuple[int, str, int, str | None, str | None, str | None, int]
 _OUT = """
 SELECT d.url FROM links JOIN urls AS s ON s.id = links.src JOIN urls AS d ON d.id = links.dst
 WHERE s.url = ? ORDER BY d.url LIMIT ?
@@ -178,8 +182,8 @@ class CrawlReads:
     def discovered_count(self) -> int:
         return self._count("SELECT count(*) FROM urls WHERE discovered_at IS NOT NULL")
 
-    def backlog(self, host: str, after: int, limit: int) -> list[tuple[int, str, int, str | None]]:
-        """Spilled, unfetched URLs of ``host`` with id above ``after``: (id, url, depth, ref)."""
+    def backlog(self, host: str, after: int, limit: int) -> list[BacklogRow]:
+        """Spilled, unfetched URLs of ``host`` with id above ``after`` (``BacklogRow``)."""
         return list(self._query(BACKLOG, (host, after, limit)))
 
     def urls_per_host(self) -> dict[str, int]:
@@ -250,6 +254,48 @@ class CrawlReads:
         for (value,) in self._query("SELECT lastmod FROM sitemap_entries WHERE url = ?", (url,)):
             return str(value) if value is not None else None
         return None
+
+    # -- recrawl ---------------------------------------------------------------------------
+
+    def schedule(self, url: str) -> Schedule | None:
+        """The page's recrawl schedule row, if it was ever fetched as a page."""
+        for values in self._query("SELECT * FROM schedule WHERE url = ?", (url,)):
+            return Schedule(*values)
+        return None
+
+    def wanted_count(self) -> int:
+        """Pages a recrawl still wants asked."""
+        return self._count("SELECT count(*) FROM schedule WHERE wanted_at IS NOT NULL")
+
+    def sitemap_lastmods(self) -> Iterator[tuple[str, str, float]]:
+        """``(url, <lastmod> text, last fetch)`` of every fetched page a sitemap dated."""
+        yield from self._query(
+            "SELECT e.url, e.lastmod, s.checked_at FROM sitemap_entries AS e"
+            " JOIN schedule AS s USING (url) WHERE e.lastmod IS NOT NULL"
+        )
+
+    def recrawl_counts(self, since: float) -> dict[str, int]:
+        """Answers of pages asked since ``since`` (a recrawl's start), by answer; ``due``: the
+        pages that recrawl asked or still wants; ``bytes_saved``: the stored bytes of the
+        pages that answered 304 (what a full fetch would have sent again)."""
+        counts = dict(
+            self._query(
+                "SELECT answer, count(*) FROM schedule WHERE checked_at >= ? AND wanted_at IS"
+                " NULL GROUP BY answer",
+                (since,),
+            )
+        )
+        counts["due"] = self._count(
+            "SELECT count(*) FROM schedule WHERE wanted_at IS NOT NULL"
+            " OR (checked_at >= ? AND answer != 'new')",
+            (since,),
+        )
+        counts["bytes_saved"] = self._count(
+            "SELECT coalesce(sum(p.length), 0) FROM schedule AS s JOIN pages AS p USING (url)"
+            " WHERE s.checked_at >= ? AND s.answer = 'not_modified'",
+            (since,),
+        )
+        return counts
 
     def get_meta(self, key: str) -> str | None:
         for (value,) in self._query("SELECT value FROM meta WHERE key = ?", (key,)):

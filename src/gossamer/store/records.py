@@ -33,7 +33,7 @@ from gossamer.config import FetchConfig
 from gossamer.errors import GossamerError, StoreError
 from gossamer.fetch.decode import DecodeError, decode_body
 from gossamer.fetch.result import Headers
-from gossamer.store.revisits import LOCATION_FIELD, parse_location
+from gossamer.store.revisits import LOCATION_FIELD, Original, parse_location
 from gossamer.store.warcscan import read_member
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "original_payload",
     "parse_response",
     "read_response",
+    "stored_original",
     "warc_time",
 ]
 
@@ -214,6 +215,40 @@ class MemberFiles:
         files, self._files = self._files, {}
         for stream in files.values():
             stream.close()
+
+
+def stored_original(folder: Path, filename: str, offset: int, length: int) -> tuple[Original, str]:
+    """The response record a page's row points at, as a revisit record names it, and its
+    payload digest; a row pointing at a revisit record gives the original that one names.
+    Raises ``RecordError`` when the record cannot be read."""
+    files = MemberFiles(folder)
+    try:
+        member = files.read(filename, offset, length)
+    except OSError as exc:
+        raise RecordError(_GONE, f"{filename}@{offset}: {exc}") from exc
+    finally:
+        files.close()
+    _, headers = _unpack(member, _GONE)
+    digest = headers.get("warc-payload-digest", "")
+    if headers.get("warc-type") == "revisit":
+        where = parse_location(headers.get(LOCATION_FIELD.lower(), ""))
+        refers = headers.get("warc-refers-to", "")
+        if where is None or not refers:
+            raise RecordError(_GONE, f"{filename}@{offset}: a revisit naming no original")
+        target = headers.get("warc-refers-to-target-uri", "")
+        date = headers.get("warc-refers-to-date", "")
+        return Original(refers, target, date, *where), digest
+    if headers.get("warc-type") != "response" or not digest:
+        raise RecordError("no response record")
+    original = Original(
+        headers.get("warc-record-id", ""),
+        headers.get("warc-target-uri", ""),
+        headers.get("warc-date", ""),
+        filename,
+        offset,
+        length,
+    )
+    return original, digest
 
 
 def metadata_fields(data: bytes) -> dict[str, str]:

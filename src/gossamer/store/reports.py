@@ -183,6 +183,7 @@ def _stats_lines(snapshot: dict[str, object], side: dict[str, Counter[int]]) -> 
             _as_int(snapshot["skipped_other"]), _int_map(snapshot.get("skipped_scope", {}))
         ),
         *_language_lines(_int_map(snapshot.get("other_languages", {}))),
+        *_recrawl_lines(_int_map(snapshot.get("recrawl", {}))),
         f"session ids stripped: {_as_int(snapshot['session_ids_stripped'])}"
         " (the URL without them is crawled)",
         f"average time per request: {_as_float(snapshot['avg_request_seconds']):.5f} s",
@@ -198,6 +199,27 @@ def _stats_lines(snapshot: dict[str, object], side: dict[str, Counter[int]]) -> 
         ),
     ]
     return [line + "\n" for line in lines]
+
+
+def _recrawl_lines(counts: dict[str, int]) -> list[str]:
+    """``recrawl: 1,000 due: 850 not modified (304), ...; 12.3 MiB saved by 304s``: the latest
+    recrawl's answers (crawling/recrawl.py), none before a crawl is first recrawled."""
+    if not counts:
+        return []
+    names = (
+        ("not_modified", "not modified (304)"),
+        ("unchanged", "unchanged (same content)"),
+        ("changed", "changed"),
+        ("gone", "gone (404/410)"),
+        ("failed", "failed (stored copy kept)"),
+        ("new", "new pages"),
+    )
+    parts = ", ".join(f"{counts.get(key, 0):,} {label}" for key, label in names)
+    saved = counts.get("bytes_saved", 0)
+    return [
+        f"recrawl: {counts.get('due', 0):,} due: {parts};"
+        f" {saved:,} bytes ({_human_bytes(saved)}) not sent again thanks to 304s"
+    ]
 
 
 def _scope_line(total: int, by_rule: dict[str, int]) -> str:

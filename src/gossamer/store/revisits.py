@@ -36,6 +36,7 @@ from gossamer.fetch.result import FetchResult
 
 __all__ = [
     "LOCATION_FIELD",
+    "NOT_MODIFIED_PROFILE",
     "REVISIT_PROFILE",
     "Original",
     "PayloadIndex",
@@ -45,6 +46,8 @@ __all__ = [
 ]
 
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+# A 304 to a recrawl's conditional request (issue 31): the stored copy still holds.
+NOT_MODIFIED_PROFILE = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 LOCATION_FIELD = "Gossamer-Refers-To-Location"
 MAX_ENTRIES = 100_000
 MIN_BYTES = 512
@@ -131,10 +134,14 @@ def revisit_record(
     ids: tuple[str, str, str],
     original: Original,
     http_headers: StatusAndHeaders,
+    *,
+    profile: str = REVISIT_PROFILE,
 ) -> Any:
     """The revisit record for ``result``: its HTTP headers as the block, no payload.
 
-    ``ids`` is (WARC-Record-ID, WARC-Date, WARC-Payload-Digest) of the new record.
+    ``ids`` is (WARC-Record-ID, WARC-Date, WARC-Payload-Digest) of the new record; a
+    server-not-modified revisit carries the digest of the original's payload, which is the
+    payload it stands for.
     """
     record_id, date, digest = ids
     warc_headers = exchange_headers("revisit", result, record_id, date)
@@ -142,7 +149,7 @@ def revisit_record(
     warc_headers[LOCATION_FIELD] = original.location
     # warcio adds WARC-Profile (the 1.1 identical-payload-digest one, as the builder writes
     # WARC/1.1), WARC-Refers-To-Target-URI, WARC-Refers-To-Date and WARC-Payload-Digest.
-    return builder.create_revisit_record(
+    record = builder.create_revisit_record(
         result.url,
         digest,
         original.url,
@@ -150,3 +157,6 @@ def revisit_record(
         http_headers=http_headers,
         warc_headers_dict=warc_headers,
     )
+    if profile != REVISIT_PROFILE:
+        record.rec_headers.replace_header("WARC-Profile", profile)
+    return record

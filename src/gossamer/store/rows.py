@@ -14,7 +14,15 @@ from operator import attrgetter
 from gossamer.fetch.result import FetchResult
 from gossamer.store.warc import WarcLocation
 
-__all__ = ["PAGE_COLUMNS", "PageRow", "page_row", "page_values", "sha1_hex"]
+__all__ = [
+    "PAGE_COLUMNS",
+    "PageRow",
+    "Schedule",
+    "page_row",
+    "page_values",
+    "schedule_values",
+    "sha1_hex",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +46,24 @@ class PageRow:
     host: str
     purpose: str = "page"  # "page", or "robots" for a robots.txt exchange
 
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """One ``schedule`` row of ``crawl.db``: a page's validators and when it is due again
+    (``crawling.recrawl`` writes them; ``migrate.SCHEDULE_TABLE`` says what each column is)."""
+
+    url: str
+    etag: str | None
+    last_modified: str | None
+    checked_at: float
+    changed_at: float
+    interval: float
+    due_at: float
+    answer: str
+    wanted_at: float | None = None
+
+
+schedule_values = attrgetter(*(f.name for f in fields(Schedule)))
 
 # Named columns, not *, so a reader keeps working on a file with columns added later.
 PAGE_COLUMNS = ", ".join(f.name for f in fields(PageRow))

@@ -20,11 +20,17 @@ from pathlib import Path
 from gossamer import __version__
 from gossamer.errors import StoreError
 from gossamer.store.families import FAMILIES_TABLE
-from gossamer.store.migrate import DOMAINS_TABLE, ROBOTS_TABLE, SITEMAP_TABLES, upgrade
+from gossamer.store.migrate import (
+    DOMAINS_TABLE,
+    ROBOTS_TABLE,
+    SCHEDULE_TABLE,
+    SITEMAP_TABLES,
+    upgrade,
+)
 
 __all__ = ["SCHEMA_VERSION", "UNFETCHED", "prepare_schema"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _SCHEMA = (
     """
@@ -71,14 +77,18 @@ CREATE VIEW link_urls AS
     + SITEMAP_TABLES
     + DOMAINS_TABLE
     + FAMILIES_TABLE
+    + SCHEDULE_TABLE
 )
 
 # A queued URL with no final answer yet (a condition on ``urls``): no ``pages`` row, or only
 # 429 and 503 answers, which the crawl fetches again after the wait they ask for. A crawl
-# killed during that wait must not take such a URL for done when it resumes.
+# killed during that wait must not take such a URL for done when it resumes. A page a
+# recrawl still wants (``schedule.wanted_at``) is queued again the same way.
 UNFETCHED = (
-    "discovered_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pages WHERE pages.url = urls.url"
+    "discovered_at IS NOT NULL AND (NOT EXISTS (SELECT 1 FROM pages WHERE pages.url = urls.url"
     " AND (pages.status IS NULL OR pages.status NOT IN (429, 503)))"
+    " OR EXISTS (SELECT 1 FROM schedule WHERE schedule.url = urls.url"
+    " AND schedule.wanted_at IS NOT NULL))"
 )
 
 

@@ -43,7 +43,13 @@ from warcio.warcwriter import WARCWriter
 from gossamer.errors import NothingToArchiveError, StoreError
 from gossamer.fetch.result import FetchResult, Headers
 from gossamer.store import warcbytes
-from gossamer.store.revisits import Original, PayloadIndex, exchange_headers, revisit_record
+from gossamer.store.revisits import (
+    NOT_MODIFIED_PROFILE,
+    Original,
+    PayloadIndex,
+    exchange_headers,
+    revisit_record,
+)
 from gossamer.store.stamps import iso_second, split_time
 from gossamer.store.warcbytes import RecordIds, digest_text
 from gossamer.urls import path_query_of
@@ -121,7 +127,12 @@ class WarcStore:
         """Every WARC file this store has written, in order (none before the first record)."""
         return list(self._files)
 
-    def write(self, result: FetchResult, metadata: Mapping[str, str] | None = None) -> WarcLocation:
+    def write(
+        self,
+        result: FetchResult,
+        metadata: Mapping[str, str] | None = None,
+        stored: tuple[Original, str] | None = None,
+    ) -> WarcLocation:
         """Archive one HTTP exchange; return where its response record was written.
 
         ``metadata`` becomes a ``metadata`` record (``application/warc-fields``) concurrent
@@ -140,7 +151,16 @@ class WarcStore:
         digest = digest_text(sha1)
         eligible = self._originals.eligible(result)
         original = self._originals.find(sha1) if eligible else None
-        if original is None:
+        if stored is not None and result.status == 304:
+            original, digest = stored
+            ids = (response_id, date, digest)
+            record = self._serialize(
+                revisit_record(
+                    self._builder, result, ids, original, _http_headers(result),
+                    profile=NOT_MODIFIED_PROFILE,
+                )
+            )  # fmt: skip
+        elif original is None:
             record = self._response_record(result, date, response_id, digest)
         else:
             record = self._revisit_record(result, date, response_id, digest, original)

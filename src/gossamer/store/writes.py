@@ -62,6 +62,16 @@ _SET_META = (
     "INSERT INTO meta (key, value) VALUES (?, ?)"
     " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 )
+_UNLINK = "DELETE FROM links WHERE src = (SELECT id FROM urls WHERE url = ?)"
+_PUT_SCHEDULE = "INSERT OR REPLACE INTO schedule VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+# A recrawl starting at ?1 wants every page asked before it (?2 = 1), or those due by then
+# (?2 = 0) and those whose sitemap <lastmod> is later than their last fetch (listed in the
+# temporary table ``sitemap_due`` by the caller).
+_WANT = """
+UPDATE schedule SET wanted_at = ?1
+WHERE wanted_at IS NULL AND checked_at < ?1
+  AND (?2 OR due_at <= ?1 OR url IN (SELECT url FROM temp.sitemap_due))
+"""
 _DELETE_PAGE = (
     "DELETE FROM pages WHERE url = ? AND warc_file = ? AND warc_offset = ?"
     " RETURNING url, host, depth, referrer, purpose"
@@ -83,6 +93,10 @@ class Batch:
     entries: list[tuple[str, str, str | None]] = field(default_factory=list)  # url, map, lastmod
     domains: list[tuple[object, ...]] = field(default_factory=list)  # whole ``domains`` rows
     families: list[tuple[str, str, int]] = field(default_factory=list)  # family, host, depth
+    # Pages whose out-links a new version replaces or a gone page drops: deleted before
+    # this batch's links are written.
+    unlinked: list[str] = field(default_factory=list)
+    schedule: list[tuple[object, ...]] = field(default_factory=list)  # whole ``schedule`` rows
 
     @property
     def size(self) -> int:
@@ -101,6 +115,8 @@ class Batch:
             or self.entries
             or self.domains
             or self.families
+            or self.unlinked
+            or self.schedule
         )
 
     def extend(self, later: Batch) -> None:
@@ -115,6 +131,8 @@ class Batch:
         self.entries.extend(later.entries)
         self.domains.extend(later.domains)
         self.families.extend(later.families)
+        self.unlinked.extend(later.unlinked)
+        self.schedule.extend(later.schedule)
 
 
 KNOWN_IDS = 1 << 16  # URL ids UrlIds keeps per generation (about 10 MB for two)
@@ -149,6 +167,7 @@ def commit(conn: sqlite3.Connection, batch: Batch, ids: UrlIds | None = None) ->
     with transaction(conn):
         _insert(conn, _INSERT_PAGE, batch.pages)
         _insert(conn, _INSERT_DISCOVERED, batch.discovered)
+        conn.executemany(_UNLINK, ((url,) for url in batch.unlinked))
         learned = _insert_links(conn, batch.links, ids)
         conn.executemany(_INSERT_ROBOTS, batch.robots)
         conn.executemany(_SET_META, batch.meta)
@@ -157,7 +176,27 @@ def commit(conn: sqlite3.Connection, batch: Batch, ids: UrlIds | None = None) ->
         _insert(conn, _INSERT_ENTRY, batch.entries)
         conn.executemany(_PUT_DOMAIN, batch.domains)
         conn.executemany(PUT_FAMILY, batch.families)
+        conn.executemany(_PUT_SCHEDULE, batch.schedule)
     ids.learn(learned)
+
+
+def want_again(
+    conn: sqlite3.Connection, since: float, every: bool, sitemap_due: Iterable[str]
+) -> int:
+    """Mark the pages a recrawl starting at ``since`` asks again (``every`` page, or the due
+    ones and ``sitemap_due``) and queue them as disk backlog; how many were marked."""
+    with transaction(conn):
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS sitemap_due (url TEXT PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.sitemap_due")
+        conn.executemany(
+            "INSERT OR IGNORE INTO temp.sitemap_due VALUES (?)", ((url,) for url in sitemap_due)
+        )
+        marked = conn.execute(_WANT, (since, int(every))).rowcount
+        conn.execute(
+            "UPDATE urls SET spilled = 1 WHERE spilled = 0 AND url IN"
+            " (SELECT url FROM schedule WHERE wanted_at IS NOT NULL)"
+        )
+    return int(marked)
 
 
 def requeue_unfetched(conn: sqlite3.Connection) -> None:

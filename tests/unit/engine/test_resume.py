@@ -91,7 +91,7 @@ class Folder:
 
     def backlog(self, host: str) -> list[tuple[str, int, str | None]]:
         """``host``'s disk backlog in order: (url, depth, referrer)."""
-        return [row[1:] for row in self.db.backlog(host, 0, 100)]
+        return [row[1:4] for row in self.db.backlog(host, 0, 100)]
 
     def queue(self, url: str) -> None:
         """A URL found and queued, never fetched."""

@@ -64,7 +64,7 @@ def test_a_version_three_database_gains_the_table(tmp_path: Path) -> None:
         conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     conn.close()
     with MetadataDB(path) as db:
-        assert db.get_meta("schema_version") == str(SCHEMA_VERSION) == "4"
+        assert db.get_meta("schema_version") == str(SCHEMA_VERSION)
         assert list(db.trap_families()) == []
         db.add_family("a.test/cal/#", "a.test", 1)
         assert list(db.trap_families()) == [("a.test/cal/#", "a.test", 1)]
