@@ -92,7 +92,7 @@ def test_the_backlog_waits_for_the_rows_it_was_counted_from(db: MetadataDB, gate
     assert committed(db.path, "SELECT count(*) FROM urls") == [(0,)]
     threading.Thread(target=gate.open.set).start()
     loaded = db.backlog("a.test", 0, 100)
-    assert [url for _, url, _, _ in loaded] == [url for url, *_ in spilled] + ["http://a.test/late"]
+    assert [row[1] for row in loaded] == [url for url, *_ in spilled] + ["http://a.test/late"]
     assert db.backlog("b.test", 0, 100) == []  # a host that never spilled waits for nothing
 
 
@@ -157,5 +157,5 @@ def test_rows_spilled_before_the_writer_started_are_waited_for(tmp_path: Path, g
     db.add_discovered(spilled, spilled=True)  # seeds beyond the memory window, say
     db.start_writer()
     threading.Thread(target=gate.open.set).start()
-    assert [url for _, url, _, _ in db.backlog("a.test", 0, 10)] == [url for url, *_ in spilled]
+    assert [row[1] for row in db.backlog("a.test", 0, 10)] == [url for url, *_ in spilled]
     db.close()
