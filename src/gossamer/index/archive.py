@@ -5,7 +5,9 @@ response record lives (file, offset, compressed length); since every record is i
 member, one seek and one read of ``length`` bytes give the whole record, which
 ``gossamer.store.records`` parses, removing the Content-Encoding with the crawl's cap. Those
 bytes must be exactly one complete gzip member holding one complete record; a missing file, a
-cut or damaged record is an ``IndexingError`` that callers report and skip.
+cut or damaged record is an ``IndexingError`` that callers report and skip. The WARC headers
+of any record can be read too (``warc_headers``): the page-versions view follows a
+not-modified revisit to its original with them (``gossamer.search.versions``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from gossamer.store.records import (
     RecordError,
     read_response,
 )
+from gossamer.store.warcscan import read_member
 
 __all__ = ["ArchivedResponse", "WarcReader"]
 
@@ -41,21 +44,31 @@ class WarcReader:
 
     def read(self, filename: str, offset: int, length: int) -> ArchivedResponse:
         """The response record at ``offset`` of ``filename``; ``IndexingError`` if unusable."""
-        if "/" in filename or "\\" in filename or filename.startswith("."):
-            # The name comes from crawl.db; never let it walk out of the WARC folder.
-            raise IndexingError(f"bad WARC file name in crawl database: {filename!r}")
-        path = self._dir / filename
-        try:
-            member = self._files.read(filename, offset, length)
-        except OSError as exc:
-            # Only open() names the file in its error.
-            verb = "cannot open WARC file" if exc.filename else "cannot read"
-            raise IndexingError(f"{verb} {path}: {exc.strerror}") from exc
+        member = self._member(filename, offset, length)
         try:
             return read_response(member, self._max_decoded, self._files.read)
         except RecordError as exc:
             detail = f": {exc.detail}" if exc.detail else ""
             raise IndexingError(f"{exc.problem} at {filename}@{offset}{detail}") from exc
+
+    def warc_headers(self, filename: str, offset: int, length: int) -> dict[str, str]:
+        """The WARC header fields (names lower-cased) of any record, e.g. a revisit's
+        pointer to its original; ``IndexingError`` if unusable."""
+        try:
+            return read_member(self._member(filename, offset, length))[1]
+        except ValueError as exc:
+            raise IndexingError(f"corrupt WARC record at {filename}@{offset}: {exc}") from exc
+
+    def _member(self, filename: str, offset: int, length: int) -> bytes:
+        if "/" in filename or "\\" in filename or filename.startswith("."):
+            # The name comes from crawl.db or an index line; never let it leave the folder.
+            raise IndexingError(f"bad WARC file name in crawl database: {filename!r}")
+        try:
+            return self._files.read(filename, offset, length)
+        except OSError as exc:
+            # Only open() names the file in its error.
+            verb = "cannot open WARC file" if exc.filename else "cannot read"
+            raise IndexingError(f"{verb} {self._dir / filename}: {exc.strerror}") from exc
 
     def close(self) -> None:
         self._files.close()

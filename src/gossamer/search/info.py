@@ -4,11 +4,14 @@ Data flow: crawl.db + document store + ranks -> **info** -> web. The fetch row a
 in and out come from ``crawl.db`` through :class:`~gossamer.store.CrawlRecords`, read-only,
 so the web UI can run while a crawl is still writing. Same-content pages come from the
 document store: exact copies share the ``doc_id`` (body digest), near-duplicates only the
-duplicate group (``gossamer.index.near``).
+duplicate group (``gossamer.index.near``). The page's versions, every capture the folder
+archived (after a recrawl: changes, "not modified" revisits, a 404 saying it is gone), come
+from ``DIR/index.cdxj`` (``versions``), newest first.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gossamer.errors import StoreError
@@ -16,6 +19,7 @@ from gossamer.rank import host_name
 from gossamer.search.engine import SearchEngine
 from gossamer.search.errors import SearchError
 from gossamer.search.results import HitScores
+from gossamer.search.versions import PageVersion, page_versions
 from gossamer.store import CrawlRecords, PageRow
 from gossamer.store.docstore import DocRow
 
@@ -42,12 +46,28 @@ class PageInfo:
     near_duplicates: tuple[DocRow, ...]  # same duplicate group, different content
     scores: HitScores | None  # for the query the user came from, if any
     query: str
+    versions: tuple[PageVersion, ...] = ()  # archived captures, newest first
+
+    @property
+    def current(self) -> PageVersion | None:
+        """The version whose content counts now: the one ``crawl.db``'s row points at (a
+        page not modified since keeps its first capture's row)."""
+        fetch = self.fetch
+        if fetch is None or fetch.warc_file is None:
+            return None
+        where = (fetch.warc_file, fetch.warc_offset)
+        return next((v for v in self.versions if (v.filename, v.offset) == where), None)
 
 
 def page_info(
-    engine: SearchEngine, records: CrawlRecords, url: str, query: str = ""
+    engine: SearchEngine,
+    records: CrawlRecords,
+    url: str,
+    query: str = "",
+    versions: Sequence[PageVersion] | None = None,
 ) -> PageInfo | None:
-    """Everything about ``url``; None when the crawl never met it."""
+    """Everything about ``url``; None when the crawl never met it. ``versions``: its
+    captures when the caller has read them already (the UI, off its event loop)."""
     try:
         fetch = records.page(url)
         links_in, in_count = records.links_in(url, LINK_LIMIT)
@@ -55,7 +75,9 @@ def page_info(
     except StoreError as exc:
         raise SearchError(str(exc)) from exc
     doc = engine.store.by_url(url)
-    if fetch is None and doc is None and not in_count:
+    if versions is None:
+        versions = page_versions(engine.crawl_dir, url)
+    if fetch is None and doc is None and not in_count and not versions:
         return None
     ranks = engine.ranks
     host = host_name(url)
@@ -86,4 +108,5 @@ def page_info(
         near_duplicates=tuple(near),
         scores=engine.scores_for(url, query) if query.strip() else None,
         query=query,
+        versions=tuple(versions),
     )

@@ -5,7 +5,10 @@ search side and returns a whole document; every crawled string goes through ``es
 and snippets also lose control and format characters first (``printable``, shared with the
 terminal output): a bidi override or isolate in a title would otherwise reorder the text
 around it, and zero-width characters hide what a title really says. A result's title is cut
-at ``TITLE_CHARS``; the page-info view shows it whole.
+at ``TITLE_CHARS``; the page-info view shows it whole. The page info lists the page's
+versions (every archived capture: full, not modified, gone, moved), newest first, each
+linked to its own cached copy (``/cached?url=&at=``), the one crawl.db points at marked
+"current".
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from datetime import UTC, datetime
 from gossamer.search.info import PageInfo
 from gossamer.search.output import printable
 from gossamer.search.results import SearchHit, SearchPage
+from gossamer.search.versions import PageVersion
 from gossamer.store.docstore import DocRow
 from gossamer.web.cached import MAX_SHOWN
 from gossamer.web.links import SANDBOX_ALLOWS
@@ -157,14 +161,18 @@ def _when(epoch: float | None) -> str:
     return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def cached_page(url: str, crawled: str, raw_link: str, cut: int = 0) -> str:
+def cached_page(url: str, crawled: str, raw_link: str, cut: int = 0, note: str = "") -> str:
     """The frame around a cached copy; the copy itself loads sandboxed from ``raw_link``.
-    ``cut``: bytes of the archived page the copy leaves out."""
+    ``cut``: bytes of the archived page the copy leaves out; ``note``: what the version
+    shown is, when it is not the page as crawl.db has it now (``load_version``)."""
     shown = f"It shows the page's first {MAX_SHOWN:,} bytes of {MAX_SHOWN + cut:,}. " if cut else ""
+    said = f'<p class="note">{esc(note)}</p>' if note else ""
+    info = local("/info", url=url)
     body = (
         '<div class="cached-bar">This is Gossamer\'s copy of '
         f"{outbound(url, url)} as it was crawled on <time>{esc(crawled)}</time>. {shown}"
-        f'Scripts are disabled. <a href="{local("/info", url=url)}">Page info</a></div>'
+        f'Scripts are disabled. <a href="{info}">Page info</a>'
+        f' <a href="{info}#versions">Versions</a>{said}</div>'
         # No scripts, no forms, a unique origin; links may only do what ``links`` makes of them.
         f'<iframe class="cached" sandbox="{SANDBOX_ALLOWS}" referrerpolicy="no-referrer"'
         f' src="{raw_link}"'
@@ -193,6 +201,33 @@ def _doc_list(docs: tuple[DocRow, ...], label: str) -> str:
         for d in docs
     )
     return f"<ul class='links'>{items}</ul>"
+
+
+def _version_label(version: PageVersion) -> str:
+    """What a capture was, in words: full, not modified, gone or moved."""
+    kind = version.kind
+    if kind == "revisit":
+        return "not modified" if version.status == 304 else "same content again"
+    if kind == "gone":
+        return "gone"
+    return "moved" if kind == "moved" else "full response"
+
+
+def _versions(info: PageInfo) -> str:
+    """The page's captures, newest first, each linked to its own cached copy."""
+    if not info.versions:
+        return "<p>None archived.</p>"
+    current = info.current
+    rows = []
+    for version in info.versions:
+        copy = local("/cached", url=info.url, at=version.timestamp)
+        now = ' <span class="note">(current)</span>' if version == current else ""
+        rows.append(
+            f'<tr><td><a href="{copy}"><time>{esc(version.when)}</time></a></td>'
+            f"<td>{esc(version.status)}</td><td>{esc(_version_label(version))}{now}</td></tr>"
+        )
+    head = "<tr><th>archived</th><th>status</th><th>version</th></tr>"
+    return f"<table class='meta'>{head}{''.join(rows)}</table>"
 
 
 def info_page(info: PageInfo, english: bool) -> str:
@@ -243,6 +278,8 @@ def info_page(info: PageInfo, english: bool) -> str:
         ]
     parts.append("<h2>Fetch</h2>")
     parts.append(f"<table class='meta'>{_rows(meta)}</table>" if meta else "<p>Not fetched.</p>")
+    parts.append(f'<h2 id="versions">Versions ({len(info.versions)})</h2>')
+    parts.append(_versions(info))
     parts.append(f'<h2 id="same">Pages with the same content ({len(info.same_content)})</h2>')
     parts.append(_doc_list(info.same_content, "same content"))
     parts.append(f'<h2 id="near">Near-duplicates ({len(info.near_duplicates)})</h2>')
