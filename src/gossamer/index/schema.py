@@ -37,6 +37,7 @@ __all__ = [
     "Fields",
     "IndexHandle",
     "build_schema",
+    "committed",
     "damaged",
     "drop_unusable",
     "has_tantivy",
@@ -165,6 +166,17 @@ def damaged(crawl_dir: Path, what: object) -> IndexingError:
 def has_tantivy(crawl_dir: Path) -> bool:
     """Whether ``DIR/index`` holds a tantivy index (its ``meta.json``), whole or not."""
     return (crawl_dir / INDEX_DIR / _TANTIVY_DIR / "meta.json").is_file()
+
+
+def committed(crawl_dir: Path) -> tuple[int, int, int] | None:
+    """Which commit of tantivy ``DIR/index`` holds: its ``meta.json``'s inode, time and size,
+    which every commit changes (tantivy replaces the file whole); None when there is none.
+    A server compares it with the one it opened, to see a later ``gossamer index``."""
+    try:
+        meta = (crawl_dir / INDEX_DIR / _TANTIVY_DIR / "meta.json").stat()
+    except OSError:
+        return None
+    return meta.st_ino, meta.st_mtime_ns, meta.st_size
 
 
 def open_index(crawl_dir: Path, *, create: bool) -> IndexHandle:

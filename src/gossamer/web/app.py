@@ -39,6 +39,8 @@ from aiohttp import web
 
 from gossamer.errors import GossamerError
 from gossamer.index import IndexingError, WarcReader
+from gossamer.index.access import is_writing
+from gossamer.index.schema import INDEX_DIR, committed
 from gossamer.rank.errors import RankError
 from gossamer.search.engine import MAX_PAGE, SearchEngine
 from gossamer.search.errors import SearchError
@@ -75,16 +77,19 @@ _PREPARED_AT_ONCE = 2
 
 class SearchSide:
     """The folder's search engine, opened once its index is complete (a folder still being
-    crawled has none yet)."""
+    crawled has none yet), and opened again once a later ``gossamer index`` has ended (after
+    a recrawl: changed pages, pages gone), so the UI shows the index as it is."""
 
     def __init__(self, crawl_dir: Path, weights: RankingWeights | None) -> None:
         self._dir = crawl_dir
         self._weights = weights
         self._engine: SearchEngine | None = None
+        self._commit: tuple[int, int, int] | None = None  # tantivy's commit it opened
         self.missing = ""  # why there is no engine yet
         self._open()
 
     def _open(self) -> None:
+        commit = committed(self._dir)
         try:
             require_complete_index(self._dir)
             engine = SearchEngine(self._dir, self._weights)
@@ -96,16 +101,33 @@ class SearchSide:
             except SearchError:
                 engine.close()
                 raise
-            self._engine = engine
         except (IndexingError, RankError, SearchError) as exc:  # the reason names the command
             self.missing = str(exc)
             return
+        self._engine, self._commit = engine, commit
         self.missing = ""
+
+    def _reopen_if_indexed(self) -> None:
+        """Open the index again when a ``gossamer index`` run has committed to it and ended
+        (while one runs, the snapshot opened stays); a failure keeps the engine open."""
+        if committed(self._dir) == self._commit or is_writing(self._dir / INDEX_DIR):
+            return
+        opened, self._engine = self._engine, None
+        try:
+            self._open()
+        finally:
+            if self._engine is None:  # e.g. a run killed half-way: the snapshot is whole
+                self._engine = opened
+                self._commit = committed(self._dir)  # not tried again at every request
+            elif opened is not None:
+                opened.close()
 
     def engine(self) -> SearchEngine:
         """The engine; 503 with the reason while the folder has no complete index."""
         if self._engine is None:
             self._open()
+        else:
+            self._reopen_if_indexed()
         if self._engine is None:
             raise web.HTTPServiceUnavailable(text=f"Search is not ready: {self.missing}.")
         return self._engine
@@ -227,8 +249,8 @@ async def _images(request: web.Request) -> web.StreamResponse:
 async def _info(request: web.Request) -> web.StreamResponse:
     url = _param(request, "url", _MAX_URL_CHARS)
     query = _param(request, "q", MAX_QUERY_CHARS)
-    engine = request.app[ENGINE].engine()
     versions = await asyncio.to_thread(page_versions, request.app[FOLDER], url)
+    engine = request.app[ENGINE].engine()  # after the wait: it may have been opened again
     info = page_info(engine, request.app[RECORDS], url, query, versions)
     if info is None:
         return _html(error_page("Not found", "This URL is not in the crawl."), status=404)

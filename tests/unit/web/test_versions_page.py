@@ -1,5 +1,6 @@
 """Page versions in the UI (issue 31): the page info lists each capture, newest first, and
-``/cached?url=&at=`` shows any of them, a not-modified one as the copy it refers to."""
+``/cached?url=&at=`` shows any of them, a not-modified one as the copy it refers to; a
+server left running across a recrawl's ``gossamer index`` answers from the new index."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from gossamer.index import build_index
 from gossamer.web.render import local
 
-from ..index.recrawl_folder import CHANGE, GONE, KEEP, MOVED, recrawled_site
+from ..index.fake_crawl import FakePage, html, make_crawl
+from ..index.recrawl_folder import CHANGE, GONE, KEEP, MOVED, recrawl, recrawled_site
 from ..index.recrawl_folder import FIRST_AT as FIRST
 from ..index.recrawl_folder import SECOND_AT as SECOND
 from .served import Client, serve_and_check
@@ -63,3 +66,17 @@ def test_each_version_has_its_cached_copy(site: Path) -> None:
         await _text(client, f"/cached/raw?url={KEEP}&at=20990101000000", status=404)
 
     serve_and_check(site, check)
+
+
+def test_a_server_running_across_an_index_run_shows_the_new_index(tmp_path: Path) -> None:
+    folder = make_crawl(tmp_path, [FakePage(CHANGE, html("Walrus", "the walrus version"))])
+    build_index(folder)
+
+    async def check(client: Client) -> None:
+        assert CHANGE in await _text(client, "/search?q=walrus")
+        recrawl(folder, changed=[FakePage(CHANGE, html("Narwhal", "the narwhal version"))])
+        build_index(folder)
+        assert "No results" in await _text(client, "/search?q=walrus")
+        assert CHANGE in await _text(client, "/search?q=narwhal")
+
+    serve_and_check(folder, check)
