@@ -14,6 +14,9 @@ The WARC files are the source of truth, and the rules are:
   retried into a 200 can never overwrite the 200;
 * a row pointing at a record that is gone (file deleted, damaged, torn tail cut) is removed
   and its URL queued again, so the resumed crawl fetches it;
+* a recrawl's visit that left the row as it was (a 304, the same content again, a failure)
+  is recorded in the page's ``schedule`` row only: a record no later than that visit is
+  not applied again;
 * a revisit record (an exact duplicate) is replayed as the response it stands for, with the
   payload of its original, so the page's links are admitted as the live crawl admitted them;
   one whose original cannot be read counts as an unreadable record.
@@ -206,11 +209,20 @@ class _Replayer:
             self._index(name, member)
             return None
         current = self._buffered.get(url) or self._current(url)
-        if current is not None and current >= key:
+        if (current is not None and current >= key) or self._checked_since(url, when):
             self.outcome.superseded += 1
             self._index(name, member)
             return None
         return _Pending(name, member, key, headers.get("warc-record-id", ""))
+
+    def _checked_since(self, url: str, when: int) -> bool:
+        """Whether a recrawl recorded its visit to ``url`` at or after ``when`` (microseconds):
+        a 304, the same content again or a failure leaves the page's row as it was and is
+        recorded in its schedule row only (``crawling/revisits.py``)."""
+        schedule = self._db.schedule(url)
+        if schedule is None:
+            return False
+        return _usec(datetime.fromtimestamp(schedule.checked_at, tz=UTC)) >= when
 
     def _current(self, url: str) -> _Key | None:
         target = self._db.page_target(url)

@@ -243,7 +243,7 @@ def complete_note(config: CrawlConfig, db: MetadataDB, pages: int) -> str:
         return ""
     return (
         f"the crawl in {config.out} is complete ({pages} pages): nothing is left to fetch;"
-        " to crawl again, start a new crawl in another folder"
+        " to ask its pages again, add --recrawl (or start a new crawl in another folder)"
     )
 
 
