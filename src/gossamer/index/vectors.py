@@ -14,7 +14,9 @@ time, memory and recall, and is the next step past that size; it is not used yet
 
 Built incrementally by ``gossamer index``, under the index's lock, after tantivy's last
 commit: the pages whose ``num`` lies past the header's row count are embedded and written;
-rows of pages no longer in tantivy (replaced by a newer fetch of their URL) are zeroed. The
+rows of pages no longer in tantivy (replaced by a newer fetch of their URL, or gone after a
+recrawl) are zeroed. A changed page gets a new ``num`` (the document store never gives one
+twice), so it is embedded anew, never left with its old version's vector. The
 rows are written and synced first, the header is replaced after: a run killed in between
 leaves a header that still says the old count, and the next run writes those rows again.
 A header naming another model (or none) starts the file anew.
