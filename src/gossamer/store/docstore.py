@@ -173,13 +173,14 @@ _DOC_COLUMNS = (
     "group_id, indexed"
 )
 # Rows whose page crawl.db no longer holds as a document: no row, another purpose, a final
-# 4xx (404, 410, 403...; not 429, which asks to come back), a redirect, or a success that
-# was not archived. Joined on ``url``, the primary key of ``pages``.
+# 4xx (404, 410, 403...; not 429, which asks to come back), a redirect (not a 304, which says
+# the page is as it was, should a row ever hold one), or a success that was not archived.
+# Joined on ``url``, the primary key of ``pages``.
 _GONE = f"""
 SELECT {", ".join("d." + c.strip() for c in _DOC_COLUMNS.split(","))}
 FROM docs AS d LEFT JOIN crawl.pages AS p ON p.url = d.url
 WHERE p.url IS NULL OR p.purpose != 'page'
-   OR (p.status BETWEEN 300 AND 499 AND p.status != 429)
+   OR (p.status BETWEEN 300 AND 499 AND p.status NOT IN (304, 429))
    OR (p.status BETWEEN 200 AND 299 AND p.warc_file IS NULL)
 ORDER BY d.num
 """
