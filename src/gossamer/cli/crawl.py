@@ -465,10 +465,6 @@ def run_shared_crawl(args: argparse.Namespace, ended: Callable[[], None]) -> int
             "--frontier runs one worker per command: leave out --resume, --workers and"
             " --engine threads (start more with gossamer worker)"
         )
-    if args.recrawl is not None:
-        raise ConfigError(
-            "--recrawl is not built for a shared crawl yet: recrawl its merged folder"
-        )
     if args.seeds is None:
         raise ConfigError("--frontier needs a seeds file (gossamer worker joins without one)")
     wanted = requested(args.config, _with_seed_area(args, _overrides(args)), FLAGS)
@@ -476,7 +472,8 @@ def run_shared_crawl(args: argparse.Namespace, ended: Callable[[], None]) -> int
     proxies_of(config)  # the environment's proxies too: refused here, in one line
     seeds = read_seeds(config.seeds, max_url_length=config.scope.max_url_length)
     _check_seeds(config, seeds)
-    result = start_crawl(shared_of(args, "gossamer crawl --frontier"), config, wanted, seeds)
+    shared = shared_of(args, "gossamer crawl --frontier")
+    result = start_crawl(shared, config, wanted, seeds, args.recrawl)
     ended()
     print_result(result, config.out)
     return exit_status(result.reason)

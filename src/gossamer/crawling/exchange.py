@@ -153,7 +153,9 @@ def store_page(
     location = None
     try:
         result = recorder.screened(job, result)  # --skip-other-languages: not archived
-        location = archive(warc, cdxj, job, result, purpose, stored=recorder.stored_copy(result))
+        location = archive(
+            warc, cdxj, job, result, purpose, stored=recorder.stored_copy(job, result)
+        )
         return recorder.record_page(job, result, location, verdict)
     except StoreError:
         raise

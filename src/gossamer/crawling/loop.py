@@ -128,7 +128,9 @@ class CrawlLoop:
         job = ticket.job
         async with self._seam.fetching():
             fetch = fetcher.fetch(
-                job.url, any_type=self._is_sitemap(job), conditions=job.conditions
+                job.url,
+                any_type=self._is_sitemap(job),
+                conditions=job.revisit.conditions if job.revisit else (),
             )
             result = await fetched(job.url, fetch)
         await self.page_fetched(ticket, result)

@@ -93,9 +93,9 @@ class Recorder:
         for every site, or each site's own (``SiteRules.product_for``)."""
         return self._product if isinstance(self._product, str) else self._product(url)
 
-    def stored_copy(self, result: FetchResult) -> tuple[Original, str] | None:
+    def stored_copy(self, job: Job, result: FetchResult) -> tuple[Original, str] | None:
         """The stored copy a 304 confirms, for its revisit record (``Revisits.stored_copy``)."""
-        return self._revisits.stored_copy(result)
+        return self._revisits.stored_copy(job, result)
 
     def purpose(self, job: Job) -> str:
         """How a page job's exchange is archived and recorded: "page" or "sitemap"."""

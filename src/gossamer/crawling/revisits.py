@@ -5,7 +5,8 @@ Data flow: a page exchange, live or replayed from the WARC files -> the recorder
 replaced. The rule, the same live and in replay so a resume after ``kill -9`` rebuilds what
 the live crawl recorded:
 
-* a first fetch writes its row and a ``new`` schedule row, as every fetch always did;
+* a first fetch writes its row as every fetch always did, and a ``new`` schedule row when it
+  brought a page or a redirect (an error or a 404 is no page to revisit);
 * a revisit that brought new content (``changed``), or found the page ``gone`` (404/410),
   replaces the row and drops the page's old out-links (a changed page's new ones follow);
 * a revisit answered ``not_modified`` (304), ``unchanged`` (the same content again) or
@@ -29,11 +30,12 @@ from gossamer.config import RecrawlConfig
 from gossamer.crawling.recrawl import FAILED, NEW, NOT_MODIFIED, UNCHANGED, answer_of, next_schedule
 from gossamer.fetch import FetchResult
 from gossamer.frontier import Job
+from gossamer.frontier.hosts import Revisit
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 from gossamer.store.records import RecordError, stored_original
 from gossamer.store.revisits import Original
-from gossamer.store.rows import PageRow
+from gossamer.store.rows import PageRow, Schedule
 
 __all__ = [
     "RECRAWL_DONE",
@@ -146,39 +148,68 @@ class Revisits:
         self._config = config
         self._active = recrawl_since(db) is not None
 
-    def stored_copy(self, result: FetchResult) -> tuple[Original, str] | None:
+    def stored_copy(self, job: Job, result: FetchResult) -> tuple[Original, str] | None:
         """For a 304, the stored copy it confirms (its record and payload digest), if it can
-        be read; the WARC writer archives the 304 as a revisit record pointing at it."""
+        be read; the WARC writer archives the 304 as a revisit record pointing at it. A
+        shared crawl's job names it when another worker's folder holds it (no location)."""
         if result.status != 304:
             return None
         row = self._db.page(result.url)
-        if row is None or row.warc_file is None or row.warc_offset is None:
+        if row is not None and row.warc_file is not None and row.warc_offset is not None:
+            folder = self._db.path.parent / "warc"
+            try:
+                return stored_original(folder, row.warc_file, row.warc_offset, row.warc_length or 0)
+            except (RecordError, OSError) as exc:
+                log.warning("304 for %s: its stored copy is unreadable (%s)", result.url, exc)
+        refers = job.revisit.refers if job.revisit else None
+        if refers is None:
             return None
-        folder = self._db.path.parent / "warc"
-        try:
-            return stored_original(folder, row.warc_file, row.warc_offset, row.warc_length or 0)
-        except (RecordError, OSError) as exc:
-            log.warning("304 for %s: its stored copy is unreadable (%s)", result.url, exc)
-            return None
+        record_id, url, date, digest = refers
+        return Original(record_id, url, date, "", 0, 0), digest
 
     def judge(self, job: Job, result: FetchResult, row: PageRow) -> Change:
         """Count the exchange's answer and write the page's schedule row (see the module)."""
-        looked = job.revisit or self._active or result.status == 304
+        told = job.revisit
+        looked = told is not None or self._active or result.status == 304
         before = self._db.schedule(result.url) if looked else None
+        if before is None and told is not None and told.interval > 0:
+            before = _told(result.url, told)  # a shared crawl's page from another folder
         revisit = before is not None
-        if result.status in _RETRIED:
+        if result.status in _RETRIED or (not revisit and not 200 <= result.status < 400):
+            # Asked again later; or a first answer with no page in it (an error, a 404):
+            # nothing to revisit, so no schedule row.
             return Change(None, revisit)
         stored = self._db.page(result.url) if revisit else None
-        answer = (
-            answer_of(result, stored.doc_id if stored else None, row.doc_id) if revisit else NEW
-        )
+        if stored is not None:
+            stored_doc, stored_length = stored.doc_id, stored.length or 0
+        elif told is not None:
+            stored_doc, stored_length = told.doc_id, told.length
+        else:
+            stored_doc, stored_length = None, 0
+        answer = answer_of(result, stored_doc, row.doc_id) if revisit else NEW
         if revisit or self._active:
             counts = self._stats.recrawl
             counts[answer] += 1
-            if answer == NOT_MODIFIED and stored is not None:
-                counts["bytes_saved"] += stored.length or 0
+            if answer == NOT_MODIFIED:
+                counts["bytes_saved"] += stored_length
         schedule = next_schedule(
             result.url, result, answer, before, self._config, seed=job.depth == 0
         )
         self._db.add_schedule(schedule)
         return Change(answer, revisit)
+
+
+def _told(url: str, told: Revisit) -> Schedule:
+    """The schedule row a shared crawl's revisit job carries, for a worker whose folder
+    lacks the page: its interval, last change and validators (from its conditions)."""
+    headers = dict(told.conditions)
+    return Schedule(
+        url,
+        headers.get("If-None-Match"),
+        headers.get("If-Modified-Since"),
+        told.changed_at,
+        told.changed_at,
+        told.interval,
+        told.changed_at + told.interval,
+        NEW,
+    )

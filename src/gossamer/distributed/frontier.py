@@ -181,6 +181,7 @@ class RedisFrontier:
         self._create = redis.register_script(lua.CREATE)
         self._crawl_delay = redis.register_script(lua.CRAWL_DELAY)
         self._retry_deferred = redis.register_script(lua.RETRY_DEFERRED)
+        self._requeue = redis.register_script(lua.REQUEUE)
 
     def _now(self) -> str:
         return "" if self._clock is None else repr(self._clock())
@@ -218,6 +219,31 @@ class RedisFrontier:
         if batch:
             queued += int(await self._run(self._add, batch))
         return queued
+
+    async def requeue(self, marker: str, jobs: Sequence[Job]) -> int | None:
+        """Queue a recrawl's revisits of one folder's pages, the seen-set aside, unless that
+        folder's were queued for the recrawl already (``marker``); the number queued, None
+        when they were."""
+        args: list[str] = [marker]
+        for job in jobs:
+            args += [job.host or host_of(job.url), encode_job(job)]
+        queued = int(await self._run(self._requeue, args))
+        return None if queued < 0 else queued
+
+    async def recrawl(self) -> tuple[float, str] | None:
+        """The recrawl the shared crawl is in: its start and mode ("all", "due"), if any."""
+        with _wrapped("read the crawl's recrawl"):
+            raw = await self.redis.hmget(self.prefix + "recrawl", "since", "mode")
+        if raw[0] is None or raw[1] is None:
+            return None
+        return float(_text(raw[0])), _text(raw[1])
+
+    async def begin_recrawl(self, since: float, mode: str) -> None:
+        """Start a recrawl of the shared crawl: every worker queues its folder's pages."""
+        with _wrapped("start a recrawl"):
+            await self.redis.hset(
+                self.prefix + "recrawl", mapping={"since": repr(since), "mode": mode}
+            )
 
     async def lease(self) -> LeaseAnswer:
         """Lease the earliest ready host to this worker and take its next job (and, under a

@@ -27,6 +27,8 @@ the crawl's keys consistent, whatever the other workers do at the same moment:
 * ``REAP``: expired leases give their in-flight job back to the front of the host's queue,
   their page reservation back to the target and the host back to the schedule.
 * ``ADD``: seeds and other discoveries outside a completion.
+* ``REQUEUE``: a recrawl's pages of one worker's folder, queued again whatever the seen-set
+  says, at most once per recrawl and folder (the marker and the jobs in one step).
 * ``CREATE``: the settings, the politeness values the scripts read and the control state,
   all or nothing, and only if the crawl does not exist yet.
 
@@ -368,6 +370,23 @@ end
 redis.call('HSET', P..'workers', worker, ARGV[5])
 redis.call('HSET', P..'beats', worker, fmt(now))
 return held
+"""
+)
+
+# ARGV: prefix, now, marker (the recrawl's start and the folder's id), then host, job pairs
+# -> the number queued, or -1 when this folder's pages were queued for this recrawl already
+REQUEUE = (
+    _COMMON
+    + """
+if redis.call('SADD', P..'recrawled', ARGV[3]) == 0 then return -1 end
+local queued = 0
+for i = 4, #ARGV, 2 do
+  redis.call('RPUSH', P..'q:'..ARGV[i], ARGV[i + 1])
+  queued = queued + 1
+  if redis.call('EXISTS', P..'lease:'..ARGV[i]) == 0 then schedule(ARGV[i]) end
+end
+wake()
+return queued
 """
 )
 

@@ -12,6 +12,7 @@ it exists; then, as with ``worker``, the settings stored in Redis rule, the comm
 set only what is the worker's own (concurrency, time limit, ``--resolve``, timeouts), and it
 may not loosen politeness. ``crawl --frontier`` on a stopped crawl sets it running again and
 adds its seeds (URLs already seen are not queued twice): that is how a stopped crawl goes on.
+With ``--recrawl`` it starts a recrawl of the crawl (``distributed/recrawl.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import contextlib
 import dataclasses
 import os
 import socket
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -37,6 +39,7 @@ from gossamer.distributed.control import set_state
 from gossamer.distributed.errors import SharedFrontierError
 from gossamer.distributed.frontier import LEASE_TTL, RedisFrontier
 from gossamer.distributed.patience import Patience
+from gossamer.distributed.recrawl import join_recrawl
 from gossamer.distributed.worker import DistributedWorker, WorkerResult
 from gossamer.errors import ConfigError, StoreError
 from gossamer.plan import prepare_out
@@ -99,7 +102,11 @@ async def _stored(front: RedisFrontier, patience: Patience, config: CrawlConfig)
 
 
 async def _prepare(
-    shared: Shared, local: CrawlConfig, wanted: Requested, seeds: SeedList | None
+    shared: Shared,
+    local: CrawlConfig,
+    wanted: Requested,
+    seeds: SeedList | None,
+    recrawl: str | None = None,
 ) -> WorkerResult:
     redis = connect(shared.url)
     patience = Patience(shared.patience, redacted(shared.url))
@@ -117,6 +124,13 @@ async def _prepare(
             config = dataclasses.replace(config, time_limit=own_limit)
             proxies_of(config)  # this machine's route, checked as crawl checks its own
             front.sites = SiteRules.of(config)  # the crawl's [[site]] tables, as stored
+        if recrawl is not None:
+            if created:
+                raise ConfigError(
+                    f"--recrawl asks the pages of an existing crawl again: there is no crawl"
+                    f" named {shared.name!r} in this Redis yet"
+                )
+            await patience.call(lambda: front.begin_recrawl(time.time(), recrawl))
         if seeds is not None:
             await patience.call(lambda: set_state(redis, shared.name, "running"))
             if not created:  # a new run: what the last one deferred is asked again
@@ -139,6 +153,8 @@ async def _work(
         stats = CrawlStats(concurrency=config.concurrency)
         faults: list[StoreError] = []
         try:
+            # A recrawl under way: this folder's pages join the shared queues first.
+            await patience.call(lambda: join_recrawl(front, db))
             worker = DistributedWorker(
                 front, shared.name, config, db=db, stats=stats, patience=patience
             )
@@ -173,10 +189,15 @@ async def _work(
 
 
 def start_crawl(
-    shared: Shared, config: CrawlConfig, wanted: Requested, seeds: SeedList
+    shared: Shared,
+    config: CrawlConfig,
+    wanted: Requested,
+    seeds: SeedList,
+    recrawl: str | None = None,
 ) -> WorkerResult:
-    """``gossamer crawl --frontier``: create (or go on with) the shared crawl, then work in it."""
-    return asyncio.run(_prepare(shared, config, wanted, seeds))
+    """``gossamer crawl --frontier``: create (or go on with) the shared crawl, then work in it;
+    ``recrawl`` ("all", "due"): ask the pages of every worker's folder again first."""
+    return asyncio.run(_prepare(shared, config, wanted, seeds, recrawl))
 
 
 def join_crawl(shared: Shared, config: CrawlConfig, wanted: Requested) -> WorkerResult:

@@ -13,6 +13,7 @@ from gossamer.config import PolitenessConfig
 from gossamer.crawling.recrawl import conditions
 from gossamer.frontier import Backlog, Frontier, Job
 from gossamer.frontier.frontier import WINDOW
+from gossamer.frontier.hosts import Revisit
 from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
@@ -72,8 +73,7 @@ class DatabaseBacklog:
                     depth=depth,
                     referrer=referrer,
                     fallbacks=self._fallbacks.get(url, ()) if depth == 0 else (),
-                    revisit=bool(wanted),
-                    conditions=conditions(etag, modified) if wanted else (),
+                    revisit=Revisit(conditions(etag, modified)) if wanted else None,
                 ),
             )
             for row_id, url, depth, referrer, etag, modified, wanted in self._db.backlog(

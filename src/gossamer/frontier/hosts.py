@@ -16,6 +16,26 @@ from gossamer.robots import RobotsRules
 
 
 @dataclass(frozen=True, slots=True)
+class Revisit:
+    """What a recrawl knows of a page it asks again (``crawling/recrawl.py``).
+
+    ``conditions`` are the request headers its stored validators give (If-None-Match,
+    If-Modified-Since). The rest travels with the job in a shared crawl, where the worker that
+    fetches the page may not hold it in its own folder: the stored content's SHA-1
+    (``doc_id``) and length, the schedule's ``interval`` and ``changed_at``, the validators,
+    and ``refers``: the stored response record (WARC-Record-ID, target URI, WARC-Date,
+    payload digest), which a 304's revisit record names. Zero and None: not known here.
+    """
+
+    conditions: tuple[tuple[str, str], ...] = ()
+    doc_id: str | None = None
+    length: int = 0
+    interval: float = 0.0
+    changed_at: float = 0.0
+    refers: tuple[str, str, str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Job:
     """One URL to fetch. ``robots`` jobs fetch an origin's robots.txt before anything else.
 
@@ -30,10 +50,7 @@ class Job:
     hops: int = 0  # redirects followed to reach this URL
     robots: bool = False
     fallbacks: tuple[str, ...] = ()  # seed alternatives to try if this one cannot be reached
-    # A recrawl's revisit of a stored page (issue 31), and the conditional request headers
-    # (If-None-Match, If-Modified-Since) its stored validators give.
-    revisit: bool = False
-    conditions: tuple[tuple[str, str], ...] = ()
+    revisit: Revisit | None = None  # a recrawl's visit to a page stored before (issue 31)
 
     def again(self) -> Job:
         """The same job, queued once more (a retry after 429/503 or a fault of this machine)."""

@@ -11,7 +11,8 @@ names the command.
 
 The rule is the replay's: a response or revisit record is listed when a ``pages`` row points
 at it, or when its URL's row points at a later record (a refetch replaced it; later by
-WARC-Date, then file order, then offset). Damaged stretches are not counted: ``recover``
+WARC-Date, then file order, then offset), or when a recrawl's visit that left the row as it
+was is recorded in the URL's ``schedule`` row at or after it. Damaged stretches are not counted: ``recover``
 reports them, and no row can point into them.
 
 Every own file is read once, but the records rows point at, the bulk of it, are stepped over
@@ -108,7 +109,7 @@ def _unlisted_in(
         when = _usec(warc_time(member.headers.get("warc-date", "")))
         current = _current(conn, url)
         if current is None or current < (when, order_key(name), member.offset):
-            missing += 1
+            missing += not _checked_since(conn, url, when)
     return missing
 
 
@@ -175,6 +176,16 @@ def _current(conn: sqlite3.Connection, url: str) -> _Key | None:
     fetched_at, name, offset = row
     when = _usec(datetime.fromtimestamp(float(fetched_at or 0.0), tz=UTC))
     return (when, order_key(name or ""), -1 if offset is None else int(offset))
+
+
+def _checked_since(conn: sqlite3.Connection, url: str, when: int) -> bool:
+    """Whether a recrawl recorded its visit to ``url`` at or after ``when`` in the page's
+    schedule row only (a 304, the same content again, a failure: the replay's rule too)."""
+    try:
+        row = conn.execute("SELECT checked_at FROM schedule WHERE url = ?", (url,)).fetchone()
+    except sqlite3.OperationalError:  # a crawl.db from before recrawls (no schedule table)
+        return False
+    return row is not None and _usec(datetime.fromtimestamp(float(row[0]), tz=UTC)) >= when
 
 
 def _usec(moment: datetime) -> int:

@@ -14,11 +14,12 @@ added before it visible: it waits for them to be committed.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from gossamer.errors import StoreError
-from gossamer.store.connect import connect_writer, faults, quick_check
+from gossamer.store.connect import connect_writer, faults, quick_check, transaction
 from gossamer.store.domains import DomainRow
 from gossamer.store.families import SELECT_FAMILIES
 from gossamer.store.reads import BACKLOG, BacklogRow, CrawlReads
@@ -118,6 +119,22 @@ class MetadataDB(CrawlReads):
         self.flush()
         with faults("write", self.path):
             return want_again(self._conn, since, every, sitemap_due)
+
+    def clear_wanted(self) -> None:
+        """A shared crawl's folder handed its wanted pages to the shared queues: this folder
+        no longer wants them itself."""
+        self.flush()
+        with faults("write", self.path), transaction(self._conn):
+            self._conn.execute("UPDATE schedule SET wanted_at = NULL WHERE wanted_at IS NOT NULL")
+
+    def folder_id(self) -> str:
+        """This crawl folder's own name for itself, made the first time it is asked for."""
+        found = self.get_meta("folder_id")
+        if found is None:
+            found = uuid.uuid4().hex
+            self.set_meta("folder_id", found)
+            self.flush()
+        return found
 
     def add_robots(self, origin: str, status: int, body: bytes, fetched_at: float) -> None:
         """Record ``origin``'s robots.txt answer, so a resume can reuse it while it is valid."""

@@ -263,6 +263,16 @@ class CrawlReads:
             return Schedule(*values)
         return None
 
+    def wanted_revisits(self) -> Iterator[tuple[Any, ...]]:
+        """The pages a recrawl wants asked, with what a revisit job carries: ``(url, host,
+        depth, referrer, etag, last_modified, interval, changed_at, doc_id, length,
+        warc_file, warc_offset, warc_length)``."""
+        yield from self._query(
+            "SELECT s.url, p.host, p.depth, p.referrer, s.etag, s.last_modified, s.interval,"
+            " s.changed_at, p.doc_id, p.length, p.warc_file, p.warc_offset, p.warc_length"
+            " FROM schedule AS s JOIN pages AS p USING (url) WHERE s.wanted_at IS NOT NULL"
+        )
+
     def wanted_count(self) -> int:
         """Pages a recrawl still wants asked."""
         return self._count("SELECT count(*) FROM schedule WHERE wanted_at IS NOT NULL")

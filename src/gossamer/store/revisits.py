@@ -145,8 +145,10 @@ def revisit_record(
     """
     record_id, date, digest = ids
     warc_headers = exchange_headers("revisit", result, record_id, date)
-    warc_headers["WARC-Refers-To"] = original.record_id
-    warc_headers[LOCATION_FIELD] = original.location
+    if original.record_id:
+        warc_headers["WARC-Refers-To"] = original.record_id
+    if original.filename:  # (a shared crawl's 304 may name a copy in another folder)
+        warc_headers[LOCATION_FIELD] = original.location
     # warcio adds WARC-Profile (the 1.1 identical-payload-digest one, as the builder writes
     # WARC/1.1), WARC-Refers-To-Target-URI, WARC-Refers-To-Date and WARC-Payload-Digest.
     record = builder.create_revisit_record(
