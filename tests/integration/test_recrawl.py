@@ -24,6 +24,7 @@ from warcio.archiveiterator import ArchiveIterator
 from gossamer.store.revisits import NOT_MODIFIED_PROFILE
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 from gossamer.testweb.audit import RequestRecord
+from gossamer.testweb.changes import marker
 from tests.unit.distributed.redis_rig import MISSING, SERVER, RedisServer
 
 from .conftest import RESOLVE, signal_after_fetches
@@ -61,6 +62,23 @@ def _pages(records: list[RequestRecord], site: ThreadedTestWeb) -> list[tuple[st
         for r in records
         if not site.web.is_robots(r.host, r.target) and "sitemap" not in r.target
     ]
+
+
+def _versions(out: Path, url: str) -> list[bytes]:
+    """The payloads of ``url``'s 200 captures, oldest first, as index.cdxj places them."""
+    found = []
+    for line in (out / "index.cdxj").read_text().splitlines():
+        fields = json.loads(line.split(" ", 2)[2])
+        if fields["url"] == url and fields["status"] == "200":
+            found.append((line.split(" ")[1], fields))
+    bodies = []
+    for _, fields in sorted(found, key=lambda item: item[0]):
+        with (out / "warc" / fields["filename"]).open("rb") as stream:
+            stream.seek(int(fields["offset"]))
+            record = next(iter(ArchiveIterator(stream)))
+            assert record.rec_type == "response"
+            bodies.append(record.content_stream().read())
+    return bodies
 
 
 def _first_crawl(site: ThreadedTestWeb, tmp_path: Path, *flags: str) -> tuple[Path, int]:
@@ -112,7 +130,12 @@ def test_a_recrawl_asks_conditionally_and_records_what_changed(mode: Mode, tmp_p
     assert figures["due"] == len(stored)
     assert figures["not_modified"] > 0 and figures["bytes_saved"] > 0
     assert sum(r.body_bytes for _, r in asked) < sum(r.body_bytes for _, r in full)
-    assert "recrawl:" in again.stdout
+    assert figures["bytes"] < figures["bytes_full"]
+    assert "recrawl:" in again.stdout and "recrawl bytes:" in again.stdout
+    # Both versions of a changed page are in the index and read by warcio at their place.
+    bodies = _versions(out, sorted(changed)[0])
+    assert len(bodies) == 2 and marker(1).encode() in bodies[-1]
+    assert marker(1).encode() not in bodies[0]
     # Every WARC file is valid; a 304 is a server-not-modified revisit record.
     profiles: Counter[str] = Counter()
     for path in sorted((out / "warc").glob("*.warc.gz")):

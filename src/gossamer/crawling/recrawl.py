@@ -95,7 +95,9 @@ def next_schedule(
     interval = min(config.max_interval, max(config.min_interval, interval))
     etag, modified = _validators(result, answer, before)
     changed_at = now if before is None or answer in (NEW, CHANGED, GONE) else before.changed_at
-    return Schedule(url, etag, modified, now, changed_at, interval, now + interval, answer)
+    return Schedule(
+        url, etag, modified, now, changed_at, interval, now + interval, answer, len(result.body)
+    )
 
 
 def _validators(

@@ -192,6 +192,10 @@ class Revisits:
             counts[answer] += 1
             if answer == NOT_MODIFIED:
                 counts["bytes_saved"] += stored_length
+            if revisit:  # (as ``CrawlReads.recrawl_counts`` recounts them from the rows)
+                counts["bytes"] += len(result.body)
+                kept = answer in _KEEPS_ROW
+                counts["bytes_full"] += stored_length if kept else len(result.body)
         schedule = next_schedule(
             result.url, result, answer, before, self._config, seed=job.depth == 0
         )

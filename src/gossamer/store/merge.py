@@ -140,9 +140,10 @@ ON CONFLICT (host) DO UPDATE SET
 _SCHEDULE = """
 INSERT INTO main.schedule SELECT * FROM src.schedule WHERE true
 ON CONFLICT (url) DO UPDATE SET
-    (etag, last_modified, checked_at, changed_at, interval, due_at, answer, wanted_at) =
+    (etag, last_modified, checked_at, changed_at, interval, due_at, answer, received,
+     wanted_at) =
     (excluded.etag, excluded.last_modified, excluded.checked_at, excluded.changed_at,
-     excluded.interval, excluded.due_at, excluded.answer, excluded.wanted_at)
+     excluded.interval, excluded.due_at, excluded.answer, excluded.received, excluded.wanted_at)
 WHERE excluded.checked_at > schedule.checked_at
 """
 _STEPS = (

@@ -12,8 +12,8 @@ names the command.
 The rule is the replay's: a response or revisit record is listed when a ``pages`` row points
 at it, or when its URL's row points at a later record (a refetch replaced it; later by
 WARC-Date, then file order, then offset), or when a recrawl's visit that left the row as it
-was is recorded in the URL's ``schedule`` row at or after it. Damaged stretches are not counted: ``recover``
-reports them, and no row can point into them.
+was is recorded in the URL's ``schedule`` row at or after it. Damaged stretches are not
+counted: ``recover`` reports them, and no row can point into them.
 
 Every own file is read once, but the records rows point at, the bulk of it, are stepped over
 by their offset and length rather than inflated: only the small request and metadata records

@@ -76,6 +76,7 @@ CREATE TABLE schedule (
     interval REAL NOT NULL,   -- seconds from checked_at to due_at (the adaptive schedule)
     due_at REAL NOT NULL,
     answer TEXT NOT NULL,
+    received INTEGER NOT NULL, -- body bytes the last request brought (0 for a 304)
     wanted_at REAL            -- start of the recrawl that still wants it (NULL: none)
 );
 CREATE INDEX schedule_wanted ON schedule (wanted_at) WHERE wanted_at IS NOT NULL;

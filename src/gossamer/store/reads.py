@@ -300,6 +300,15 @@ class CrawlReads:
             " OR (checked_at >= ? AND answer != 'new')",
             (since,),
         )
+        # What the recrawl's requests brought, against the stored copies of the same pages.
+        counts["bytes"], counts["bytes_full"] = next(
+            self._query(
+                "SELECT coalesce(sum(s.received), 0), coalesce(sum(p.length), 0)"
+                " FROM schedule AS s JOIN pages AS p USING (url)"
+                " WHERE s.checked_at >= ? AND s.answer != 'new'",
+                (since,),
+            )
+        )
         counts["bytes_saved"] = self._count(
             "SELECT coalesce(sum(p.length), 0) FROM schedule AS s JOIN pages AS p USING (url)"
             " WHERE s.checked_at >= ? AND s.answer = 'not_modified'",

@@ -215,10 +215,12 @@ def _recrawl_lines(counts: dict[str, int]) -> list[str]:
         ("new", "new pages"),
     )
     parts = ", ".join(f"{counts.get(key, 0):,} {label}" for key, label in names)
-    saved = counts.get("bytes_saved", 0)
+    saved, got, full = (counts.get(key, 0) for key in ("bytes_saved", "bytes", "bytes_full"))
     return [
-        f"recrawl: {counts.get('due', 0):,} due: {parts};"
-        f" {saved:,} bytes ({_human_bytes(saved)}) not sent again thanks to 304s"
+        f"recrawl: {counts.get('due', 0):,} due: {parts}",
+        f"recrawl bytes: {got:,} ({_human_bytes(got)}) fetched again, against {full:,}"
+        f" ({_human_bytes(full)}) for whole copies; {saved:,} ({_human_bytes(saved)}) not"
+        " sent thanks to 304s",
     ]
 
 

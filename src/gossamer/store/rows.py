@@ -60,6 +60,7 @@ class Schedule:
     interval: float
     due_at: float
     answer: str
+    received: int = 0  # body bytes the last request brought
     wanted_at: float | None = None
 
 

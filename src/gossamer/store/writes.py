@@ -63,7 +63,7 @@ _SET_META = (
     " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 )
 _UNLINK = "DELETE FROM links WHERE src = (SELECT id FROM urls WHERE url = ?)"
-_PUT_SCHEDULE = "INSERT OR REPLACE INTO schedule VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_PUT_SCHEDULE = "INSERT OR REPLACE INTO schedule VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 # A recrawl starting at ?1 wants every page asked before it (?2 = 1), or those due by then
 # (?2 = 0) and those whose sitemap <lastmod> is later than their last fetch (listed in the
 # temporary table ``sitemap_due`` by the caller).
