@@ -275,3 +275,32 @@ def test_a_shared_crawl_recrawls_every_workers_folder(tmp_path: Path) -> None:
     assert {u for u, a in answers.items() if a == "new"} == appeared
     same = stored - changed - vanished
     assert {answers[u] for u in same} <= {"not_modified", "unchanged"}
+
+
+def test_a_continuous_crawl_revisits_what_is_due_until_stopped(tmp_path: Path) -> None:
+    spec = WebSpec(seed=4, hosts=2, pages_per_host=4, special_hosts=False,
+                   crawl_delay_hosts=False, validators=True, ignore_conditional=0.0)  # fmt: skip
+    with ThreadedTestWeb(build_web(spec)) as site:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("\n".join(site.seeds()) + "\n")
+        config = tmp_path / "c.toml"
+        config.write_text(CONFIG + '[recrawl]\ninitial_interval = "1s"\nmin_interval = "1s"\n')
+        proc = subprocess.Popen(
+            gossamer("crawl", seeds, "--out", tmp_path / "out", "--resolve", RESOLVE,
+                     "--config", config, "--no-progress", "--workers", "1", "--continuous"),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert proc.stderr is not None
+        stored: set[str] = set()
+        for line in proc.stderr:
+            if "continuous: next page due" not in line:
+                continue
+            pages = _pages(site.audit.records(), site)
+            stored = stored or {url for url, r in pages if r.status == 200}
+            again = {url for url, r in pages if r.conditional and r.status == 304}
+            if again >= stored:  # every page asked again, by its schedule: stop it waiting
+                proc.send_signal(signal.SIGTERM)
+                break
+        proc.communicate(timeout=60)
+    assert proc.returncode == 3
+    assert stored

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import logging
 import sys
 import time
@@ -31,6 +32,8 @@ from gossamer.crawling.fetching import proxies_of
 from gossamer.crawling.folder import CrawlLock
 from gossamer.crawling.revisits import begin_recrawl
 from gossamer.crawling.scope import MODES, scope_of, seed_surts
+from gossamer.engine.continuous import DUE, wait_for_due
+from gossamer.engine.continuous import STOPPED as STOPPED_WAIT
 from gossamer.engine.workers import crawl_here
 from gossamer.errors import ConfigError, escaped
 from gossamer.extras import require
@@ -111,6 +114,12 @@ def add_parser(sub: Any) -> None:
         help="with an existing crawl: ask its fetched pages again, with conditional requests"
         " (all, the default; or only those due by the [recrawl] schedule), and crawl the new"
         " pages they lead to",
+    )
+    p.add_argument(
+        "--continuous",
+        action="store_true",
+        help="when the crawl ends, wait for its next page due by the [recrawl] schedule, ask"
+        " the due pages again (--recrawl due), and so on until stopped (Ctrl-C, SIGTERM)",
     )
     p.add_argument(
         "--max-pages",
@@ -434,18 +443,20 @@ def check_thread_flags(args: argparse.Namespace) -> None:
         raise ConfigError("--switch-interval must be between 1us and 1s")
     if args.url_tree is not None and args.pipeline is None:
         raise ConfigError("--url-tree needs --pipeline")
+    if args.continuous:
+        raise ConfigError("--engine threads runs one crawl: leave out --continuous")
 
 
-def _begin_recrawl(plan: CrawlPlan, args: argparse.Namespace) -> None:
+def _begin_recrawl(plan: CrawlPlan, mode: str, engine: str = "async") -> None:
     """``--recrawl``: start a new generation of the crawl in its folder (crawling/revisits)."""
-    if not plan.resuming or args.engine == "threads":
+    if not plan.resuming or engine == "threads":
         raise ConfigError(
             "--recrawl asks the pages of an existing crawl again: give its folder with --resume"
             " (the study's --engine threads does not recrawl)"
         )
     out = plan.config.out
     with CrawlLock(out), contextlib.closing(MetadataDB(out / "crawl.db")) as db:
-        begin_recrawl(db, args.recrawl, time.time())
+        begin_recrawl(db, mode, time.time())
 
 
 def _crawl(config: CrawlConfig, seeds: SeedList, args: argparse.Namespace) -> str:
@@ -464,6 +475,11 @@ def run_shared_crawl(args: argparse.Namespace, ended: Callable[[], None]) -> int
         raise ConfigError(
             "--frontier runs one worker per command: leave out --resume, --workers and"
             " --engine threads (start more with gossamer worker)"
+        )
+    if args.continuous:
+        raise ConfigError(
+            "--continuous keeps a crawl folder fresh in one process or with --workers; a shared"
+            " crawl is recrawled with --recrawl"
         )
     if args.seeds is None:
         raise ConfigError("--frontier needs a seeds file (gossamer worker joins without one)")
@@ -493,10 +509,17 @@ def run_crawl(args: argparse.Namespace) -> int:
         if plan.restart:
             print(f"gossamer: {escaped(plan.restart)}", file=sys.stderr, flush=True)
         if args.recrawl is not None:
-            _begin_recrawl(plan, args)
+            _begin_recrawl(plan, args.recrawl, args.engine)
         if plan.resuming:
             print(f"resuming the crawl in {escaped(str(config.out))}", flush=True)
         reason = _crawl(config, plan.seeds, args)
+        while args.continuous and reason == "exhausted":
+            waited = wait_for_due(config.out)
+            if waited != DUE:
+                reason = "signal" if waited == STOPPED_WAIT else reason
+                break
+            _begin_recrawl(dataclasses.replace(plan, resuming=True), "due")
+            reason = _crawl(config, plan.seeds, args)
         ended()
         summary = (config.out / "reports" / "stats.txt").read_text(encoding="utf-8")
         print(summary.rstrip())  # its last line is the summary, with the concurrency reached

@@ -273,6 +273,12 @@ class CrawlReads:
             " FROM schedule AS s JOIN pages AS p USING (url) WHERE s.wanted_at IS NOT NULL"
         )
 
+    def next_due(self) -> float | None:
+        """When the earliest page of the schedule is due (None: no page has a schedule)."""
+        for (due,) in self._query("SELECT min(due_at) FROM schedule"):
+            return None if due is None else float(due)
+        return None
+
     def wanted_count(self) -> int:
         """Pages a recrawl still wants asked."""
         return self._count("SELECT count(*) FROM schedule WHERE wanted_at IS NOT NULL")
