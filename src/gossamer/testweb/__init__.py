@@ -28,11 +28,25 @@ see :mod:`gossamer.testweb.sitemaps`)::
         crawl(site.seeds())
         assert site.report().ok()  # the expected set includes site.orphans()
 
+A web that changes between crawls, for recrawls (:mod:`gossamer.testweb.changes`): pages carry
+ETag and Last-Modified and conditional requests get 304 (``validators=True``); at each next
+generation 10% of the pages change, 2% vanish and 1% appear (``changed``, ``vanished``,
+``appeared``)::
+
+    with ThreadedTestWeb(build_web(WebSpec(seed=7, validators=True))) as site:
+        crawl(site.seeds())
+        site.set_generation(1)
+        recrawl()
+        assert site.report(generation=1).ok()  # a 304 counts as answered
+        changed, gone, new = site.changed(), site.vanished(), site.appeared()
+        word = site.web.at(1).marker  # in the text of every page changed at generation 1
+
 Beside it, :mod:`gossamer.testweb.hostile` is a raw-socket server whose every host misbehaves
 on purpose, for the tests of what the crawler survives.
 """
 
-from gossamer.testweb.audit import Audit, AuditReport
+from gossamer.testweb.audit import Audit, AuditReport, RequestRecord
+from gossamer.testweb.changes import Generation
 from gossamer.testweb.command import serve_forever
 from gossamer.testweb.generate import build_web
 from gossamer.testweb.model import Web, WebSpec
@@ -43,7 +57,9 @@ from gossamer.testweb.tls import WebCertificates, make_certificates
 __all__ = [
     "Audit",
     "AuditReport",
+    "Generation",
     "Origins",
+    "RequestRecord",
     "TestWebServer",
     "ThreadedTestWeb",
     "Via",

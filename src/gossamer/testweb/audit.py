@@ -18,6 +18,11 @@ so the check holds under a hand-moved clock too. Politeness is judged per host n
 one host over its different origins (http and https, or two ports) share one in-flight interval
 set and one Crawl-delay. URLs, and so repeated fetches, keep the origin the request came in on:
 the same path fetched once over http and once over https is two URLs, each fetched once.
+
+For recrawls (:mod:`gossamer.testweb.changes`) each record also keeps the conditional headers
+the request carried, the body bytes the answer sent (0 for a 304) and the generation of the
+web that answered it; :meth:`Audit.report` can judge one generation's requests alone, where a
+``304 Not Modified`` counts as an answer as good as a 200.
 """
 
 from __future__ import annotations
@@ -52,7 +57,10 @@ class RequestRecord:
     """One request as the server saw it. ``target`` is the path with its query; ``scheme`` and
     ``port`` are the origin it came in on (the listening socket, whatever the Host header says).
     ``start_seq`` and ``end_seq`` place its begin and finish in the server's event order;
-    ``status`` is 499 when the response could not be delivered."""
+    ``status`` is 499 when the response could not be delivered. ``if_none_match`` and
+    ``if_modified_since`` are the request's conditional headers as sent (None: absent),
+    ``body_bytes`` the bytes of body the answer handed over (gzip-encoded when it was sent
+    so; 0 for a 304 or an answer not delivered), ``generation`` the web's that answered."""
 
     host: str
     target: str
@@ -66,6 +74,15 @@ class RequestRecord:
     port: int
     start_seq: int
     end_seq: int
+    if_none_match: str | None = None
+    if_modified_since: str | None = None
+    body_bytes: int = 0
+    generation: int = 0
+
+    @property
+    def conditional(self) -> bool:
+        """Did the request carry If-None-Match or If-Modified-Since?"""
+        return self.if_none_match is not None or self.if_modified_since is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,9 +93,12 @@ class AuditReport:
     concurrent_violations: int  # requests begun while another to the host name was in flight
     robots_violations: int  # requests for paths the generator disallowed for 'gossamer'
     crawl_delay_violations: int  # request starts closer than the host's Crawl-delay
-    repeated_fetches: int  # extra 200 answers to GETs of one URL (robots files excluded)
-    missing: tuple[str, ...]  # expected URLs never answered 200 to a GET
+    repeated_fetches: int  # extra 200 or 304 answers to GETs of one URL (robots files excluded)
+    missing: tuple[str, ...]  # expected URLs never answered 200 (or 304) to a GET
     unexpected: tuple[str, ...]  # requested URLs neither expected nor special
+    conditional: int = 0  # requests with If-None-Match or If-Modified-Since
+    not_modified: int = 0  # 304 answers
+    body_bytes: int = 0  # bytes of response bodies sent
 
     def ok(self) -> bool:
         return not (
@@ -100,6 +120,12 @@ class AuditReport:
             f"  expected URLs missing:           {len(self.missing)}",
             f"  unexpected URLs fetched:         {len(self.unexpected)}",
         ]
+        if self.conditional or self.not_modified:
+            lines += [
+                f"  conditional requests:            {self.conditional}",
+                f"  304 not modified:                {self.not_modified}",
+                f"  response body bytes:             {self.body_bytes}",
+            ]
         lines += [f"    missing    {url}" for url in self.missing[:10]]
         lines += [f"    unexpected {url}" for url in self.unexpected[:10]]
         return "\n".join(lines)
@@ -127,7 +153,17 @@ class Audit:
         return ticket
 
     def finish(
-        self, ticket: Ticket, *, target: str, method: str, user_agent: str, status: int
+        self,
+        ticket: Ticket,
+        *,
+        target: str,
+        method: str,
+        user_agent: str,
+        status: int,
+        if_none_match: str | None = None,
+        if_modified_since: str | None = None,
+        body_bytes: int = 0,
+        generation: int = 0,
     ) -> None:
         """The request is over: call it with no await after the response's last byte."""
         self._in_flight[ticket.host] -= 1
@@ -146,6 +182,10 @@ class Audit:
                 port=ticket.port,
                 start_seq=ticket.start_seq,
                 end_seq=next(self._events),
+                if_none_match=if_none_match,
+                if_modified_since=if_modified_since,
+                body_bytes=body_bytes,
+                generation=generation,
             )
         )
 
@@ -158,10 +198,14 @@ class Audit:
         audit._records = list(records)
         return audit
 
-    def records(self) -> list[RequestRecord]:
-        """Finished requests in the order they started."""
+    def records(self, generation: int | None = None) -> list[RequestRecord]:
+        """Finished requests in the order they started; with ``generation``, only those
+        answered from that generation of the web."""
         # Copy first: another thread may be appending while a test reads.
-        return sorted(list(self._records), key=lambda record: record.start_seq)
+        found = sorted(list(self._records), key=lambda record: record.start_seq)
+        if generation is None:
+            return found
+        return [record for record in found if record.generation == generation]
 
     def url(self, record: RequestRecord) -> str:
         """The URL as requested: its own scheme and port, the host name from the Host header."""
@@ -171,13 +215,15 @@ class Audit:
         """URL of every finished request, robots.txt included, in the order they started."""
         return [self.url(record) for record in self.records()]
 
-    def report(self, expected: set[str]) -> AuditReport:
-        records = self.records()
+    def report(self, expected: set[str], *, generation: int | None = None) -> AuditReport:
+        """The verdict on every request, or on those answered from ``generation`` alone. A URL
+        is answered by a 200 or a 304 to a GET; answered twice, it was fetched once too often."""
+        records = self.records(generation)
         web = self.web
         answered: Counter[str] = Counter(
             self.url(r)
             for r in records
-            if r.status == 200 and r.method == "GET" and not web.is_robots(r.host, r.target)
+            if r.status in (200, 304) and r.method == "GET" and not web.is_robots(r.host, r.target)
         )
         requested = {self.url(r): r for r in records}
         return AuditReport(
@@ -194,6 +240,9 @@ class Audit:
                     if url not in expected and not web.is_special(r.host, r.target)
                 )
             ),
+            conditional=sum(1 for r in records if r.conditional),
+            not_modified=sum(1 for r in records if r.status == 304),
+            body_bytes=sum(r.body_bytes for r in records),
         )
 
     def _overlaps(self, records: list[RequestRecord]) -> int:

@@ -9,6 +9,11 @@ crawl without ever parsing robots.txt.
 Page text is not stored: the server derives it from the seed and the URL when first asked, so a
 web of 20,000 pages costs only its link graph in memory.
 
+A web changes over generations (:mod:`gossamer.testweb.changes`): :meth:`Web.at` gives the web
+as served at generation ``g``, generation 0 being the web described here, unchanged by the
+change knobs of the spec; ``WebSpec(validators=True)`` makes the server send ETag and
+Last-Modified and answer conditional requests, except on :meth:`Web.ignoring_hosts`.
+
 Hosts are named without ports; an absolute link says which of the server's sockets it points at
 (a :class:`~gossamer.testweb.origins.Via`), and :meth:`Web.expected` turns the walk into URLs
 once the server's :class:`~gossamer.testweb.origins.Origins` are known. A URL is the full
@@ -19,14 +24,20 @@ crawler, while politeness (the audit's concurrency and Crawl-delay checks) is pe
 
 from __future__ import annotations
 
+import random
 import re
+import threading
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from gossamer.testweb.origins import Origins, Via, make_url
+
+if TYPE_CHECKING:
+    from gossamer.testweb.changes import Generation, Timeline
 
 DOMAIN = "web.test"
 
@@ -133,6 +144,11 @@ class WebSpec:
     # Fill each HTML page to a size drawn between these bytes (see gossamer.testweb.filler);
     # None keeps the short default pages.
     page_bytes: tuple[int, int] | None = None
+    changed: float = 0.10
+    vanished: float = 0.02
+    appeared: float = 0.01
+    validators: bool = False
+    ignore_conditional: float = 0.2
 
     def validate(self) -> None:
         """Raise ``ValueError`` for a spec no web can satisfy."""
@@ -144,6 +160,11 @@ class WebSpec:
             raise ValueError("sitemap_hosts and guessed_sitemap_hosts must not be negative")
         if self.page_bytes is not None and not 0 < self.page_bytes[0] <= self.page_bytes[1]:
             raise ValueError("page_bytes must be (low, high) with 0 < low <= high")
+        shares = (self.changed, self.vanished, self.appeared, self.ignore_conditional)
+        if not all(0 <= share <= 1 for share in shares):
+            raise ValueError("changed, vanished, appeared and ignore_conditional must be in [0, 1]")
+        if self.changed + self.vanished > 1:
+            raise ValueError("changed + vanished must not exceed 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +203,10 @@ class HostInfo:
     aliased: bool = False
 
 
+# A place in the walk: the origin slot a URL is reached over, its host and its path.
+Node = tuple[Via, str, str]
+Lookup = Callable[[tuple[str, str]], Resource | None]
+
 _CALENDAR = re.compile(r"/cal/(\d{4})/(\d{2})")
 _DEEPER = re.compile(r"(?:/a)+/")
 
@@ -208,6 +233,9 @@ class Web:
         self._expected = self._walk(sitemaps=True)
         # Pages a crawler that ignores sitemaps never finds; none when no host has sitemaps.
         self._orphans = self._expected - self._walk(sitemaps=False) if self._listed else frozenset()
+        self._ignoring = frozenset(self._draw_ignoring())
+        self._timeline: Timeline | None = None  # later generations, built when first asked for
+        self._timeline_lock = threading.Lock()
 
     def info(self, host: str) -> HostInfo | None:
         return self._info.get(host)
@@ -258,18 +286,11 @@ class Web:
         """URLs a correct crawler with no page or depth limit fetches with a 200: each
         (scheme, host, port, path) it is linked on, so one page of the alias host may count
         once per origin. A bare port means a single-port server."""
-        origins = Origins.of(where)
-        return {
-            self.link_url(Link(host, target, via=via), origins)
-            for via, host, target in self._expected
-        }
+        return self.urls(self._expected, where)
 
     def orphans(self, where: int | Origins) -> set[str]:
         """The expected URLs that only a sitemap reaches: no page a crawler can get links them."""
-        origins = Origins.of(where)
-        return {
-            self.link_url(Link(host, path, via=via), origins) for via, host, path in self._orphans
-        }
+        return self.urls(self._orphans, where)
 
     def sitemap_roots(self) -> dict[str, str]:
         """Hosts with sitemaps, each with the path of its top one: a gzipped index that
@@ -285,6 +306,36 @@ class Web:
             for (host, path), res in sorted(self.resources.items())
             if res.kind in SITEMAP_KINDS and (host, path) not in indexed
         }
+
+    def at(self, generation: int) -> Generation:
+        """The web as served at ``generation`` (0 is this web as generated); see
+        :mod:`gossamer.testweb.changes`. Built on first request and kept; thread-safe."""
+        with self._timeline_lock:
+            if self._timeline is None:
+                # A late import: changes builds on this module's types.
+                from gossamer.testweb.changes import Timeline  # noqa: PLC0415
+
+                self._timeline = Timeline(self)
+        return self._timeline.at(generation)
+
+    def walk(self, lookup: Lookup) -> frozenset[Node]:
+        """The expected nodes when resources are looked up through ``lookup`` (a later
+        generation's view): what :meth:`expected` names, as (via, host, path)."""
+        return self._walk(sitemaps=True, lookup=lookup)
+
+    def urls(self, nodes: Iterable[Node], where: int | Origins) -> set[str]:
+        """The URLs of walk nodes on the server's origins (a bare port: a single-port server)."""
+        origins = Origins.of(where)
+        return {self.link_url(Link(host, path, via=via), origins) for via, host, path in nodes}
+
+    def sends_validators(self, host: str) -> bool:
+        """Does ``host`` send ETag and Last-Modified and answer conditional requests?"""
+        return self.spec.validators and host not in self._ignoring
+
+    def ignoring_hosts(self) -> list[str]:
+        """Normal hosts that ignore conditional requests (with ``WebSpec(validators=True)``):
+        no ETag, no Last-Modified, always 200 with the full body."""
+        return sorted(self._ignoring)
 
     def crawl_delay(self, host: str) -> float:
         info = self._info.get(host)
@@ -331,16 +382,24 @@ class Web:
             return Resource(Kind.PAGE, links=(Link(host, f"{target}a/", relative=True),))
         return None
 
-    def _walk(self, *, sitemaps: bool) -> frozenset[tuple[Via, str, str]]:
+    def _draw_ignoring(self) -> list[str]:
+        # A stream of its own, so the choice changes nothing else the seed decides.
+        normal = self.hosts_with(Role.NORMAL)
+        count = round(self.spec.ignore_conditional * len(normal))
+        return random.Random(f"gossamer-testweb-ignoring:{self.spec.seed}").sample(normal, count)
+
+    def _walk(self, *, sitemaps: bool, lookup: Lookup | None = None) -> frozenset[Node]:
         # Breadth-first from the seeds, obeying the ground truth exactly as a correct crawler
         # obeys robots.txt: disallowed URLs are neither fetched nor followed. A node is an
         # origin slot with a host and a path, because a relative link stays on its page's origin.
         # With ``sitemaps``, the first URL met on a host also queues what its sitemaps list, as
         # a crawler reads them beside robots.txt, before its first fetch from the host.
+        # ``lookup`` answers for a later generation; sitemaps stay as generated.
+        get = self.resources.get if lookup is None else lookup
         queue = deque((Via.MAIN, host, "/") for host in self.seed_hosts())
         seen = set(queue)
         read: set[str] = set()  # hosts whose sitemaps are queued
-        found: set[tuple[Via, str, str]] = set()
+        found: set[Node] = set()
         while queue:
             via, host, target = queue.popleft()
             info = self._info.get(host)
@@ -350,7 +409,7 @@ class Web:
             if sitemaps and host not in read:
                 read.add(host)
                 onward += self._listed.get(host, ())
-            res = self.resources.get((host, target))
+            res = get((host, target))
             if res is not None and not res.disallowed:
                 if res.kind is Kind.REDIRECT and res.target is not None:
                     onward.append(res.target)

@@ -3,9 +3,14 @@
 Role in the data flow: the server asks :class:`Renderer` for the bytes of each resource it
 answers. Page text, titles, PDFs and images are drawn from a random stream seeded with the web's
 seed and the URL, so nothing but the link graph is stored; a rendered body is cached per
-(host, path) after its first request. Absolute links are written with the ports and schemes of
-the running server's :class:`~gossamer.testweb.origins.Origins`; root-relative links stay
-relative and so resolve against whichever origin the page was fetched from.
+(host, path, version) after its first request, the version being the generation in which the
+page's answer last changed (:mod:`gossamer.testweb.changes`): a page that did not change is one
+cached answer in every generation, and a switch of generation never meets a stale one.
+Answers of hosts that send validators carry an ETag and a Last-Modified, computed once per
+rendered answer (:mod:`gossamer.testweb.validators`). Absolute links are written with the
+ports and schemes of the running server's :class:`~gossamer.testweb.origins.Origins`;
+root-relative links stay relative and so resolve against whichever origin the page was
+fetched from.
 """
 
 from __future__ import annotations
@@ -14,13 +19,23 @@ import gzip
 import random
 import struct
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gossamer.testweb.filler import NAV_LINKS, fill_page, page_size
-from gossamer.testweb.model import SITEMAP_KINDS, VOCABULARY, Kind, Link, Resource, Role, Web
+from gossamer.testweb.model import (
+    EXPECTED_KINDS,
+    SITEMAP_KINDS,
+    VOCABULARY,
+    Kind,
+    Link,
+    Resource,
+    Role,
+    Web,
+)
 from gossamer.testweb.origins import Origins
 from gossamer.testweb.pdf import make_pdf
 from gossamer.testweb.sitemaps import render_sitemap
+from gossamer.testweb.validators import etag_of, last_modified
 
 LARGE_BYTES = 12 * 1024 * 1024  # above the crawler's 10 MB cap
 _LATIN1_WORDS = ("café", "naïve", "façade", "crème", "déjà", "señor", "über", "smørrebrød")
@@ -35,6 +50,15 @@ class Rendered:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
     gzipped: bytes | None = None  # the body gzip-encoded, for requests that accept it
+    # Validators, when the host sends them: the ETag of the body and of ``gzipped``, and the
+    # Last-Modified as a POSIX time (``headers`` carries both as sent).
+    etag: str | None = None
+    gzipped_etag: str | None = None
+    modified: float = 0.0
+
+    def etags(self) -> tuple[str, ...]:
+        """Every tag a client may hold for the current answer."""
+        return tuple(tag for tag in (self.etag, self.gzipped_etag) if tag is not None)
 
 
 NOT_FOUND = Rendered(404, {"Content-Type": _HTML}, b"<!DOCTYPE html><title>Not found</title>")
@@ -73,18 +97,44 @@ class Renderer:
     def __init__(self, web: Web, origins: int | Origins) -> None:
         self._web = web
         self._origins = Origins.of(origins)  # a bare port: a single-port server
-        self._cache: dict[tuple[str, str], Rendered] = {}
+        self._cache: dict[tuple[str, str], Rendered] = {}  # answers unchanged since generation 0
+        self._revisions: dict[tuple[str, str, int], Rendered] = {}  # by (host, path, version)
         self._navs: dict[str, list[tuple[str, str]]] = {}  # host -> its filled pages' nav bar
 
-    def get(self, host: str, target: str, resource: Resource) -> Rendered:
+    def get(self, host: str, target: str, resource: Resource, version: int = 0) -> Rendered:
+        """The answer of ``resource``, which has answered ``target`` since generation
+        ``version``."""
+        if version:
+            return self._revised(host, target, resource, version)
         key = (host, target)
         found = self._cache.get(key)
         if found is None:
-            found = self._render(host, target, resource)
+            found = self._validated(host, resource, self._render(host, target, resource), 0)
             info = self._web.info(host)
             if info is None or info.role is not Role.TRAP:  # trap pages are endless
                 self._cache[key] = found
         return found
+
+    def _revised(self, host: str, target: str, resource: Resource, version: int) -> Rendered:
+        key = (host, target, version)
+        found = self._revisions.get(key)
+        if found is None:
+            found = self._validated(host, resource, self._render(host, target, resource), version)
+            self._revisions[key] = found
+        return found
+
+    def _validated(self, host: str, res: Resource, rendered: Rendered, version: int) -> Rendered:
+        """``rendered`` with an ETag and a Last-Modified if its host sends them and a crawl is
+        expected to fetch it: HTML pages and PDFs, not robots.txt, sitemaps or errors."""
+        if rendered.status != 200 or res.kind not in EXPECTED_KINDS:
+            return rendered
+        if not self._web.sends_validators(host):
+            return rendered
+        etag = etag_of(rendered.body)
+        stamp, modified = last_modified(version)
+        headers = {**rendered.headers, "ETag": etag, "Last-Modified": stamp}
+        zipped = None if rendered.gzipped is None else etag_of(rendered.gzipped)
+        return replace(rendered, headers=headers, etag=etag, gzipped_etag=zipped, modified=modified)
 
     def _href(self, link: Link) -> str:
         return link.path if link.relative else self._web.link_url(link, self._origins)
@@ -164,9 +214,12 @@ class Renderer:
         if target == "/":  # links a crawler must not try to fetch
             items.append(f'<li><a href="mailto:webmaster@{host}">Mail</a> <a href="#top">Top</a>')
         head = f'<meta charset="{meta}"><title>{title}</title>'
+        # A later generation's words (see gossamer.testweb.changes); none at generation 0.
+        news = [f"<p>{res.text}</p>"] if res.text else []
         article = "\n".join(
             [
                 f'<h1 id="top">{title}</h1>',
+                *news,
                 *(f"<p>{p}</p>" for p in paragraphs),
                 "<ul>",
                 *items,

@@ -19,7 +19,15 @@ client reads slowly sits in the transport's buffer, and counts as ended once han
 
 Bodies are rendered on first request and cached (:mod:`gossamer.testweb.render`), and the
 handler does no routing beyond a dict lookup, so the server stays far ahead of any crawler it
-serves. :class:`TestWebServer` runs on the caller's event loop; :class:`ThreadedTestWeb` gives
+serves.
+
+A server answers one generation of the web at a time (:mod:`gossamer.testweb.changes`), 0
+unless told otherwise; :meth:`TestWebServer.set_generation` switches it between requests (on
+its own loop), :meth:`ThreadedTestWeb.set_generation` from any thread. With
+``WebSpec(validators=True)`` a request whose If-None-Match or If-Modified-Since matches the
+page's current validators gets ``304 Not Modified`` (:mod:`gossamer.testweb.validators`).
+
+:class:`TestWebServer` runs on the caller's event loop; :class:`ThreadedTestWeb` gives
 it a loop of its own in a thread, for tests whose crawler owns the main loop; the
 ``gossamer testweb`` command is :func:`gossamer.testweb.command.serve_forever`.
 """
@@ -38,10 +46,12 @@ from typing import Self, TypedDict, Unpack
 from aiohttp.web import BaseRequest, Response, Server, ServerRunner, StreamResponse, TCPSite
 
 from gossamer.testweb.audit import Audit, AuditReport
+from gossamer.testweb.changes import Generation
 from gossamer.testweb.lifetime import LoopServer
 from gossamer.testweb.model import Kind, Web
 from gossamer.testweb.origins import Origins, Via
 from gossamer.testweb.render import LARGE_BYTES, NOT_FOUND, Rendered, Renderer, accepts_gzip
+from gossamer.testweb.validators import not_modified
 
 __all__ = [
     "LARGE_BYTES",  # re-exported: where the size cap's test has always found it
@@ -77,6 +87,7 @@ class ServerOptions(TypedDict, total=False):
     https_port: int
     ssl_context: ssl.SSLContext | None
     clock: Callable[[], float]
+    generation: int
 
 
 class TestWebServer(LoopServer):
@@ -84,7 +95,8 @@ class TestWebServer(LoopServer):
 
     ``port`` is the main http port (0 picks a free one); ``extra_ports`` adds plain http
     sockets; ``ssl_context`` adds an https socket on ``https_port``. After :meth:`start`,
-    :attr:`origins` holds the bound ports.
+    :attr:`origins` holds the bound ports. ``generation`` is the generation of the web served
+    first.
     """
 
     __test__ = False  # not a pytest test class, despite the name
@@ -99,6 +111,7 @@ class TestWebServer(LoopServer):
         https_port: int = 0,
         ssl_context: ssl.SSLContext | None = None,
         clock: Callable[[], float] = time.monotonic,
+        generation: int = 0,
     ) -> None:
         self.web = web
         self.audit = Audit(web, clock)
@@ -110,11 +123,31 @@ class TestWebServer(LoopServer):
         self._runner: ServerRunner | None = None
         self._renderer = Renderer(web, self.origins)
         self._busy_since: dict[tuple[str, str], float] = {}
+        # None at generation 0, so the generated web is served with no lookup added.
+        self._generation: Generation | None = None
+        self.set_generation(generation)
 
     @property
     def port(self) -> int:
         """The bound main http port; 0 before :meth:`start`."""
         return self.audit.port
+
+    @property
+    def generation(self) -> int:
+        """The generation of the web being served."""
+        return 0 if self._generation is None else self._generation.number
+
+    def set_generation(self, generation: int) -> None:
+        """Serve ``generation`` to every request answered from now on. Call it on the server's
+        event loop (or before :meth:`start`); a request already being answered keeps the
+        generation it began answering with."""
+        self._generation = self.web.at(generation) if generation else None
+
+    def expected(self) -> set[str]:
+        """What a complete crawl of the generation being served fetches, on the bound ports."""
+        if self._generation is None:
+            return self.web.expected(self.origins)
+        return self._generation.expected(self.origins)
 
     async def start(self) -> int:
         """Bind every socket (an ``OSError`` if one is taken) and return the main port."""
@@ -154,25 +187,34 @@ class TestWebServer(LoopServer):
         target = request.raw_path
         ticket = self.audit.begin(host, scheme=request.scheme, port=self._local_port(request))
         status = 499  # stays if the client goes away before the whole response is written
+        sent = 0
+        generation = self._generation  # replaced by the one that answers, after the latency
         try:
             # Yield at least once, so requests that arrive together overlap here and the audit
             # sees them; a handler that never awaited would serialise any burst.
             await asyncio.sleep(self.web.spec.latency)
-            response = await self._respond(host, target, request)
+            generation = self._generation
+            response = await self._respond(host, target, request, generation)
             try:
                 await _send_whole(request, response)
             except ConnectionError:
                 return response  # aiohttp's own attempt to finish it meets the reset too
             status = response.status
+            sent = len(response.body) if isinstance(response.body, bytes) else 0
             return response
         finally:
             # No await since the last byte was handed over: see the module docstring.
+            headers = request.headers
             self.audit.finish(
                 ticket,
                 target=target,
                 method=request.method,
-                user_agent=request.headers.get("User-Agent", ""),
+                user_agent=headers.get("User-Agent", ""),
                 status=status,
+                if_none_match=headers.get("If-None-Match"),
+                if_modified_since=headers.get("If-Modified-Since"),
+                body_bytes=sent,
+                generation=0 if generation is None else generation.number,
             )
 
     def _local_port(self, request: BaseRequest) -> int:
@@ -181,8 +223,13 @@ class TestWebServer(LoopServer):
         sockname = transport.get_extra_info("sockname") if transport is not None else None
         return int(sockname[1]) if sockname else self.port
 
-    async def _respond(self, host: str, target: str, request: BaseRequest) -> Response:
-        resource = self.web.resource(host, target)
+    async def _respond(
+        self, host: str, target: str, request: BaseRequest, generation: Generation | None
+    ) -> Response:
+        if generation is None:
+            resource, version = self.web.resource(host, target), 0
+        else:
+            resource, version = generation.lookup(host, target)
         if resource is None:
             return _response(NOT_FOUND)
         if resource.kind is Kind.SLOW:
@@ -190,11 +237,24 @@ class TestWebServer(LoopServer):
         elif resource.kind is Kind.RETRY and self._still_busy(host, target):
             headers = {"Retry-After": str(RETRY_AFTER), "Content-Type": "text/plain"}
             return Response(status=429, headers=headers, body=b"Too many requests\n")
-        rendered = self._renderer.get(host, target, resource)
-        if rendered.gzipped is not None and accepts_gzip(
+        rendered = self._renderer.get(host, target, resource, version)
+        zipped = rendered.gzipped is not None and accepts_gzip(
             request.headers.get("Accept-Encoding", "")
-        ):
+        )
+        if rendered.etag is not None and request.method in ("GET", "HEAD"):
+            asked = request.headers
+            if not_modified(
+                rendered.etags(),
+                rendered.modified,
+                rendered.headers["Last-Modified"],
+                asked.get("If-None-Match"),
+                asked.get("If-Modified-Since"),
+            ):
+                return _not_modified(rendered, zipped=zipped)
+        if zipped and rendered.gzipped is not None:
             headers = {**rendered.headers, "Content-Encoding": "gzip"}
+            if rendered.gzipped_etag is not None:
+                headers["ETag"] = rendered.gzipped_etag
             return Response(status=rendered.status, headers=headers, body=rendered.gzipped)
         return _response(rendered)
 
@@ -217,6 +277,15 @@ async def _send_whole(request: BaseRequest, response: Response) -> None:
 
 def _response(rendered: Rendered) -> Response:
     return Response(status=rendered.status, headers=rendered.headers, body=rendered.body)
+
+
+def _not_modified(rendered: Rendered, *, zipped: bool) -> Response:
+    """A 304: the validators of the representation the request would have got, no body."""
+    etag = rendered.gzipped_etag if zipped and rendered.gzipped_etag else rendered.etag
+    headers = {"ETag": etag or "", "Last-Modified": rendered.headers["Last-Modified"]}
+    if "Vary" in rendered.headers:
+        headers["Vary"] = rendered.headers["Vary"]
+    return Response(status=304, headers=headers)
 
 
 class ThreadedTestWeb:
@@ -280,14 +349,62 @@ class ThreadedTestWeb:
         return self.web.seeds(self.origins)
 
     def expected(self) -> set[str]:
-        return self.web.expected(self.origins)
+        """What a complete crawl of the generation being served fetches."""
+        return self.server.expected()
+
+    @property
+    def generation(self) -> int:
+        """The generation of the web being served (see :mod:`gossamer.testweb.changes`)."""
+        return self.server.generation
+
+    def set_generation(self, generation: int) -> None:
+        """Serve ``generation`` from now on: every request that reaches the handler after
+        this returns is answered from it (one already being answered may finish with the one
+        before). The generation is built here, on the caller's thread, and switched on the
+        server's loop, between two requests."""
+        self.web.at(generation)
+        loop = self._loop
+        if loop is None or not self._thread.is_alive():
+            self.server.set_generation(generation)
+            return
+        if self._held:
+            raise RuntimeError("set_generation() inside hold(): the loop cannot switch")
+        done = threading.Event()
+
+        def switch() -> None:
+            self.server.set_generation(generation)
+            done.set()
+
+        loop.call_soon_threadsafe(switch)
+        if not done.wait(SYNC_LIMIT):
+            raise RuntimeError("the test web's event loop did not switch generation")
+
+    def changed(self, since: int | None = None) -> set[str]:
+        """URLs whose page changed since generation ``since`` (default: the one before the
+        generation being served) and still answers."""
+        return self.web.at(self.generation).changed(self.origins, since)
+
+    def vanished(self, since: int | None = None) -> set[str]:
+        """URLs answered at generation ``since`` (default: the one before) that now answer
+        404 or 410."""
+        return self.web.at(self.generation).vanished(self.origins, since)
+
+    def appeared(self, since: int | None = None) -> set[str]:
+        """URLs of the pages new since generation ``since`` (default: the one before)."""
+        return self.web.at(self.generation).appeared(self.origins, since)
 
     def orphans(self) -> set[str]:
         """Expected URLs only a sitemap reaches (see ``WebSpec.sitemap_hosts``)."""
         return self.web.orphans(self.origins)
 
-    def report(self) -> AuditReport:
-        return self.audit.report(self.expected())
+    def report(self, generation: int | None = None) -> AuditReport:
+        """The audit of every request against what a complete crawl of the generation being
+        served fetches; with ``generation``, of the requests answered from that generation
+        against its own expected set (a recrawl judged alone: a 304 counts as answered)."""
+        if generation is None:
+            return self.audit.report(self.expected())
+        expected = self.web.at(generation).expected(self.origins)
+        return self.audit.report(expected, generation=generation)
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
