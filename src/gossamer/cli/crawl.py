@@ -459,6 +459,12 @@ def _begin_recrawl(plan: CrawlPlan, mode: str, engine: str = "async") -> None:
         begin_recrawl(db, mode, time.time())
 
 
+def _recrawl_config(config: CrawlConfig, args: argparse.Namespace) -> CrawlConfig:
+    """A recrawl revisits the pages the crawl has and follows what changed pages lead to: the
+    crawl's saved page target does not hold it back, a --max-pages on its command line does."""
+    return config if args.max_pages is not None else dataclasses.replace(config, max_pages=None)
+
+
 def _crawl(config: CrawlConfig, seeds: SeedList, args: argparse.Namespace) -> str:
     """Run the crawl in this process or in ``config.workers``; why it stopped."""
     if args.engine == "threads":
@@ -510,6 +516,7 @@ def run_crawl(args: argparse.Namespace) -> int:
             print(f"gossamer: {escaped(plan.restart)}", file=sys.stderr, flush=True)
         if args.recrawl is not None:
             _begin_recrawl(plan, args.recrawl, args.engine)
+            config = _recrawl_config(config, args)
         if plan.resuming:
             print(f"resuming the crawl in {escaped(str(config.out))}", flush=True)
         reason = _crawl(config, plan.seeds, args)
@@ -519,7 +526,7 @@ def run_crawl(args: argparse.Namespace) -> int:
                 reason = "signal" if waited == STOPPED_WAIT else reason
                 break
             _begin_recrawl(dataclasses.replace(plan, resuming=True), "due")
-            reason = _crawl(config, plan.seeds, args)
+            reason = _crawl(_recrawl_config(config, args), plan.seeds, args)
         ended()
         summary = (config.out / "reports" / "stats.txt").read_text(encoding="utf-8")
         print(summary.rstrip())  # its last line is the summary, with the concurrency reached

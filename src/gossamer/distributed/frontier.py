@@ -244,6 +244,9 @@ class RedisFrontier:
             await self.redis.hset(
                 self.prefix + "recrawl", mapping={"since": repr(since), "mode": mode}
             )
+            # The pages to revisit are stored already: the crawl's page target would stop
+            # the recrawl before its first request (as a lone recrawl lifts it too).
+            await self.redis.hset(self.prefix + "politeness", "target", "0")
 
     async def lease(self) -> LeaseAnswer:
         """Lease the earliest ready host to this worker and take its next job (and, under a
