@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from gossamer.cli.flags import address, listen_port, path, positive_int
+from gossamer.cli.flags import address, int_between, listen_port, path, positive_int
 
 __all__ = ["add_demo_parser", "add_testweb_parser", "run_demo", "run_testweb"]
 
@@ -35,6 +35,14 @@ def add_testweb_parser(sub: Any) -> None:
         help="number the random web is built from: the same number gives the same pages",
     )
     p.add_argument("--seeds-file", type=path, help="write the seed URLs here")
+    p.add_argument(
+        "--generation",
+        type=int_between(0, 1000),
+        default=0,
+        metavar="N",
+        help="serve the web as it is N generations later: at each, 10%% of pages change, 2%%"
+        " vanish and 1%% appear (crawl at 0, restart at 1, recrawl; default: 0)",
+    )
 
 
 def add_demo_parser(sub: Any) -> None:
@@ -54,8 +62,15 @@ def add_demo_parser(sub: Any) -> None:
 def run_testweb(args: argparse.Namespace) -> int:
     from gossamer.testweb.command import serve_forever, web_spec  # noqa: PLC0415 (see module)
 
-    spec = web_spec(hosts=args.hosts, pages=args.pages, seed=args.seed)
-    return serve_forever(spec, host=args.bind, port=args.port, seeds_file=args.seeds_file)
+    # Its pages carry ETag and Last-Modified, as a real web's do, so a recrawl gets 304s.
+    spec = web_spec(hosts=args.hosts, pages=args.pages, seed=args.seed, validators=True)
+    return serve_forever(
+        spec,
+        host=args.bind,
+        port=args.port,
+        seeds_file=args.seeds_file,
+        generation=args.generation,
+    )
 
 
 def run_demo(args: argparse.Namespace) -> int:

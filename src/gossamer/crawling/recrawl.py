@@ -54,9 +54,13 @@ def conditions(etag: str | None, last_modified: str | None) -> tuple[tuple[str, 
     return tuple(found)
 
 
-def answer_of(result: FetchResult, stored_doc: str | None, doc_id: str | None) -> str:
+def answer_of(
+    result: FetchResult, stored_doc: str | None, doc_id: str | None, stored_status: int = 0
+) -> str:
     """What a revisit's ``result`` says of a page whose stored content has ``stored_doc``
-    (SHA-1 of the decoded content); ``doc_id``: the same of the new content."""
+    (SHA-1 of the decoded content) and status ``stored_status`` (0: not known); ``doc_id``:
+    the same of the new content. A redirect answered with the same status as before counts
+    as unchanged (the target it names is queued again, and known)."""
     status = result.status
     if status == 304:
         return NOT_MODIFIED
@@ -65,7 +69,7 @@ def answer_of(result: FetchResult, stored_doc: str | None, doc_id: str | None) -
     if 200 <= status < 300 and not result.error and not result.skipped_body:
         return UNCHANGED if doc_id is not None and doc_id == stored_doc else CHANGED
     if 300 <= status < 400:
-        return CHANGED  # moved: the redirect is the page's answer now
+        return UNCHANGED if status == stored_status else CHANGED  # else moved since
     return FAILED
 
 

@@ -180,13 +180,15 @@ class Revisits:
             # nothing to revisit, so no schedule row.
             return Change(None, revisit)
         stored = self._db.page(result.url) if revisit else None
+        stored_status = 0
         if stored is not None:
             stored_doc, stored_length = stored.doc_id, stored.length or 0
+            stored_status = stored.status
         elif told is not None:
             stored_doc, stored_length = told.doc_id, told.length
         else:
             stored_doc, stored_length = None, 0
-        answer = answer_of(result, stored_doc, row.doc_id) if revisit else NEW
+        answer = answer_of(result, stored_doc, row.doc_id, stored_status) if revisit else NEW
         if revisit or self._active:
             counts = self._stats.recrawl
             counts[answer] += 1

@@ -65,6 +65,12 @@ def test_a_revisits_answer(status: int, doc: str | None, answer: str) -> None:
     assert answer_of(_result(status), "same", doc) == answer
 
 
+def test_a_redirect_as_before_is_unchanged() -> None:
+    assert answer_of(_result(301), None, None, 301) == UNCHANGED
+    assert answer_of(_result(302), None, None, 301) == CHANGED
+    assert answer_of(_result(301), None, None, 200) == CHANGED  # moved since
+
+
 def _before(interval: float) -> Schedule:
     return Schedule("http://a.test/p", '"v1"', "old", 0.0, 0.0, interval, interval, NEW)
 
