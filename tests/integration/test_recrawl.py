@@ -32,7 +32,7 @@ from .modes import Mode, gossamer, mode_fixture
 
 SPEC = WebSpec(
     seed=21, hosts=5, pages_per_host=14, seed_hosts=5, special_hosts=False,
-    crawl_delay_hosts=False, validators=True, changed=0.15, vanished=0.05, appeared=0.05,
+    crawl_delay_hosts=False, validators=True, changed=0.10, vanished=0.02, appeared=0.01,
 )  # fmt: skip
 CONFIG = "[politeness]\ndelay = 0\n"
 WARCIO = str(Path(sys.executable).with_name("warcio"))
