@@ -154,7 +154,7 @@ class Revisits:
         shared crawl's job names it when another worker's folder holds it (no location)."""
         if result.status != 304:
             return None
-        row = self._db.page(result.url)
+        _, row = self._db.last_visit(result.url)
         if row is not None and row.warc_file is not None and row.warc_offset is not None:
             folder = self._db.path.parent / "warc"
             try:
@@ -171,7 +171,7 @@ class Revisits:
         """Count the exchange's answer and write the page's schedule row (see the module)."""
         told = job.revisit
         looked = told is not None or self._active or result.status == 304
-        before = self._db.schedule(result.url) if looked else None
+        before, stored = self._db.last_visit(result.url) if looked else (None, None)
         if before is None and told is not None and told.interval > 0:
             before = _told(result.url, told)  # a shared crawl's page from another folder
         revisit = before is not None
@@ -179,7 +179,6 @@ class Revisits:
             # Asked again later; or a first answer with no page in it (an error, a 404):
             # nothing to revisit, so no schedule row.
             return Change(None, revisit)
-        stored = self._db.page(result.url) if revisit else None
         stored_status = 0
         if stored is not None:
             stored_doc, stored_length = stored.doc_id, stored.length or 0

@@ -23,7 +23,7 @@ from gossamer.store.connect import connect_writer, faults, quick_check, transact
 from gossamer.store.domains import DomainRow
 from gossamer.store.families import SELECT_FAMILIES
 from gossamer.store.reads import BACKLOG, BacklogRow, CrawlReads
-from gossamer.store.rows import PageRow, Schedule, page_values, schedule_values
+from gossamer.store.rows import PAGE_COLUMNS, PageRow, Schedule, page_values, schedule_values
 from gossamer.store.schema import prepare_schema
 from gossamer.store.writer import BatchWriter
 from gossamer.store.writes import (
@@ -119,6 +119,19 @@ class MetadataDB(CrawlReads):
         self.flush()
         with faults("write", self.path):
             return want_again(self._conn, since, every, sitemap_due)
+
+    def last_visit(self, url: str) -> tuple[Schedule | None, PageRow | None]:
+        """The page's ``schedule`` and ``pages`` rows as committed, without waiting for the
+        rows still buffered: a recrawl asks this of every page it records, for rows of earlier
+        runs, and a flush per page would undo the batching."""
+        schedule = next(
+            (Schedule(*v) for v in self._rows("SELECT * FROM schedule WHERE url = ?", (url,))),
+            None,
+        )
+        if schedule is None:
+            return None, None
+        sql = f"SELECT {PAGE_COLUMNS} FROM pages WHERE url = ?"
+        return schedule, next((PageRow(*v) for v in self._rows(sql, (url,))), None)
 
     def clear_wanted(self) -> None:
         """A shared crawl's folder handed its wanted pages to the shared queues: this folder
