@@ -16,7 +16,16 @@ from __future__ import annotations
 
 from gossamer.config import RecrawlConfig
 from gossamer.fetch import FetchResult
-from gossamer.store.rows import Schedule
+from gossamer.store.rows import (
+    ANSWERS,
+    CHANGED,
+    FAILED,
+    GONE,
+    NEW,
+    NOT_MODIFIED,
+    UNCHANGED,
+    Schedule,
+)
 
 __all__ = [
     "ANSWERS",
@@ -32,13 +41,6 @@ __all__ = [
     "next_schedule",
 ]
 
-NEW = "new"  # a first fetch
-NOT_MODIFIED = "not_modified"  # 304: the stored copy still holds
-UNCHANGED = "unchanged"  # 200 with the stored content (a server that ignores conditions)
-CHANGED = "changed"  # new content (or now a redirect)
-GONE = "gone"  # 404 or 410
-FAILED = "failed"  # no usable answer: the stored copy stays
-ANSWERS = (NEW, NOT_MODIFIED, UNCHANGED, CHANGED, GONE, FAILED)
 
 _GROW = 1.5  # an unchanged page's interval grows by half
 _SHRINK = 0.5  # a changed page's is halved

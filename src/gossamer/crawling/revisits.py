@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from gossamer.config import RecrawlConfig
-from gossamer.crawling.recrawl import FAILED, NEW, NOT_MODIFIED, UNCHANGED, answer_of, next_schedule
+from gossamer.crawling.recrawl import NEW, NOT_MODIFIED, answer_of, next_schedule
 from gossamer.fetch import FetchResult
 from gossamer.frontier import Job
 from gossamer.frontier.hosts import Revisit
@@ -35,7 +35,7 @@ from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 from gossamer.store.records import RecordError, stored_original
 from gossamer.store.revisits import Original
-from gossamer.store.rows import PageRow, Schedule
+from gossamer.store.rows import KEEPS_ROW, PageRow, Schedule
 
 __all__ = [
     "RECRAWL_DONE",
@@ -57,7 +57,6 @@ RECRAWL_MODE = "recrawl_mode"  # "all" or "due"
 RECRAWL_DONE = "recrawl_done"  # the start of the last recrawl that ended
 RECRAWL_MARKED = "recrawl_marked"  # the start of the last recrawl whose pages were marked
 _RETRIED = (429, 503)  # asked again by the crawl (frontier/backoff) before any answer counts
-_KEEPS_ROW = frozenset({NOT_MODIFIED, UNCHANGED, FAILED})
 
 
 def begin_recrawl(db: MetadataDB, mode: str, now: float) -> None:
@@ -136,7 +135,7 @@ class Change:
     @property
     def keeps_row(self) -> bool:
         """Whether the page's ``pages`` row (its stored copy) stays as it was."""
-        return self.revisit and (self.answer is None or self.answer in _KEEPS_ROW)
+        return self.revisit and (self.answer is None or self.answer in KEEPS_ROW)
 
 
 class Revisits:
@@ -147,6 +146,14 @@ class Revisits:
         self._stats = stats
         self._config = config
         self._active = recrawl_since(db) is not None
+        # The last page's rows: a 304's are asked for its revisit record, then to judge it.
+        self._last: tuple[str, tuple[Schedule | None, PageRow | None]] | None = None
+
+    def _visit(self, url: str) -> tuple[Schedule | None, PageRow | None]:
+        last = self._last
+        if last is None or last[0] != url:
+            last = self._last = (url, self._db.last_visit(url))
+        return last[1]
 
     def stored_copy(self, job: Job, result: FetchResult) -> tuple[Original, str] | None:
         """For a 304, the stored copy it confirms (its record and payload digest), if it can
@@ -154,7 +161,7 @@ class Revisits:
         shared crawl's job names it when another worker's folder holds it (no location)."""
         if result.status != 304:
             return None
-        _, row = self._db.last_visit(result.url)
+        _, row = self._visit(result.url)
         if row is not None and row.warc_file is not None and row.warc_offset is not None:
             folder = self._db.path.parent / "warc"
             try:
@@ -171,7 +178,8 @@ class Revisits:
         """Count the exchange's answer and write the page's schedule row (see the module)."""
         told = job.revisit
         looked = told is not None or self._active or result.status == 304
-        before, stored = self._db.last_visit(result.url) if looked else (None, None)
+        before, stored = self._visit(result.url) if looked else (None, None)
+        self._last = None  # rows of this page are about to change
         if before is None and told is not None and told.interval > 0:
             before = _told(result.url, told)  # a shared crawl's page from another folder
         revisit = before is not None
@@ -195,7 +203,7 @@ class Revisits:
                 counts["bytes_saved"] += stored_length
             if revisit:  # (as ``CrawlReads.recrawl_counts`` recounts them from the rows)
                 counts["bytes"] += len(result.body)
-                kept = answer in _KEEPS_ROW
+                kept = answer in KEEPS_ROW
                 counts["bytes_full"] += stored_length if kept else len(result.body)
         schedule = next_schedule(
             result.url, result, answer, before, self._config, seed=job.depth == 0

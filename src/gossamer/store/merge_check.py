@@ -35,7 +35,8 @@ from typing import BinaryIO
 from gossamer.errors import StoreError
 from gossamer.store.connect import faults
 from gossamer.store.records import EPOCH, warc_time
-from gossamer.store.warcscan import Member, crawl_files, order_key, scan
+from gossamer.store.rows import KEEPS_ROW
+from gossamer.store.warcscan import Member, crawl_files, header_fields, order_key, scan
 
 __all__ = ["require_listed", "unlisted_records"]
 
@@ -159,12 +160,7 @@ def _headers(data: bytes) -> dict[str, str]:
     end = data.find(b"\r\n\r\n")
     if not data.startswith(b"WARC/1.") or end < 0:
         raise _OffTrackError
-    headers = {}
-    for line in data[:end].decode("utf-8", "replace").split("\r\n")[1:]:
-        name, sep, value = line.partition(":")
-        if sep:
-            headers[name.strip().lower()] = value.strip()
-    return headers
+    return header_fields(data[:end])
 
 
 def _current(conn: sqlite3.Connection, url: str) -> _Key | None:
@@ -181,11 +177,14 @@ def _current(conn: sqlite3.Connection, url: str) -> _Key | None:
 def _checked_since(conn: sqlite3.Connection, url: str, when: int) -> bool:
     """Whether a recrawl recorded its visit to ``url`` at or after ``when`` in the page's
     schedule row only (a 304, the same content again, a failure: the replay's rule too)."""
+    sql = "SELECT checked_at, answer FROM schedule WHERE url = ?"
     try:
-        row = conn.execute("SELECT checked_at FROM schedule WHERE url = ?", (url,)).fetchone()
+        row = conn.execute(sql, (url,)).fetchone()
     except sqlite3.OperationalError:  # a crawl.db from before recrawls (no schedule table)
         return False
-    return row is not None and _usec(datetime.fromtimestamp(float(row[0]), tz=UTC)) >= when
+    if row is None or row[1] not in KEEPS_ROW:
+        return False
+    return _usec(datetime.fromtimestamp(float(row[0]), tz=UTC)) >= when
 
 
 def _usec(moment: datetime) -> int:

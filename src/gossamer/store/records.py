@@ -19,6 +19,7 @@ is read here too (:func:`metadata_fields`).
 from __future__ import annotations
 
 import contextlib
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -34,7 +35,7 @@ from gossamer.errors import GossamerError, StoreError
 from gossamer.fetch.decode import DecodeError, decode_body
 from gossamer.fetch.result import Headers
 from gossamer.store.revisits import LOCATION_FIELD, Original, parse_location
-from gossamer.store.warcscan import read_member
+from gossamer.store.warcscan import header_fields, read_member
 
 __all__ = [
     "MAX_DECODED",
@@ -55,6 +56,7 @@ MAX_DECODED = FetchConfig().max_decoded  # the default cap, for readers of a cra
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 ORIGINAL_GONE = "original of revisit record unreadable"
 _GONE = ORIGINAL_GONE
+_GZIP_WBITS = 31
 
 # The bytes of one gzip member by (WARC file name, offset, compressed length); raises OSError
 # or a GossamerError when it cannot.
@@ -220,15 +222,9 @@ class MemberFiles:
 def stored_original(folder: Path, filename: str, offset: int, length: int) -> tuple[Original, str]:
     """The response record a page's row points at, as a revisit record names it, and its
     payload digest; a row pointing at a revisit record gives the original that one names.
-    Raises ``RecordError`` when the record cannot be read."""
-    files = MemberFiles(folder)
-    try:
-        member = files.read(filename, offset, length)
-    except OSError as exc:
-        raise RecordError(_GONE, f"{filename}@{offset}: {exc}") from exc
-    finally:
-        files.close()
-    _, headers = _unpack(member, _GONE)
+    Raises ``RecordError`` when the record cannot be read. Only the start of the record is
+    read and inflated: its WARC headers (a recrawl asks this of every page answered 304)."""
+    headers = _record_head(folder, filename, offset, length)
     digest = headers.get("warc-payload-digest", "")
     if headers.get("warc-type") == "revisit":
         where = parse_location(headers.get(LOCATION_FIELD.lower(), ""))
@@ -249,6 +245,31 @@ def stored_original(folder: Path, filename: str, offset: int, length: int) -> tu
         length,
     )
     return original, digest
+
+
+_HEAD_BYTES = 4096  # compressed bytes read for a record's WARC headers (a few hundred bytes)
+
+
+def _record_head(folder: Path, filename: str, offset: int, length: int) -> dict[str, str]:
+    """The WARC headers (names lower-cased) of the record in the member at ``offset``, from
+    its first bytes; the whole member when the headers run past them."""
+    files = MemberFiles(folder)
+    try:
+        start = files.read(filename, offset, min(length, _HEAD_BYTES))
+        decoder = zlib.decompressobj(_GZIP_WBITS)
+        try:
+            text = decoder.decompress(start, 8 * _HEAD_BYTES)
+        except zlib.error as exc:
+            raise RecordError(_GONE, f"{filename}@{offset}: not a gzip member: {exc}") from exc
+        end = text.find(b"\r\n\r\n")
+        if text.startswith(b"WARC/1.") and end >= 0:
+            return header_fields(text[:end])
+        _, headers = _unpack(files.read(filename, offset, length), _GONE)
+        return headers
+    except OSError as exc:
+        raise RecordError(_GONE, f"{filename}@{offset}: {exc}") from exc
+    finally:
+        files.close()
 
 
 def metadata_fields(data: bytes) -> dict[str, str]:

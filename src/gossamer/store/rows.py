@@ -15,7 +15,15 @@ from gossamer.fetch.result import FetchResult
 from gossamer.store.warc import WarcLocation
 
 __all__ = [
+    "ANSWERS",
+    "CHANGED",
+    "FAILED",
+    "GONE",
+    "KEEPS_ROW",
+    "NEW",
+    "NOT_MODIFIED",
     "PAGE_COLUMNS",
+    "UNCHANGED",
     "PageRow",
     "Schedule",
     "page_row",
@@ -45,6 +53,18 @@ class PageRow:
     error: str | None
     host: str
     purpose: str = "page"  # "page", or "robots" for a robots.txt exchange
+
+
+# What a page's last request answered (``schedule.answer``; ``crawling/recrawl`` judges it).
+NEW = "new"  # a first fetch
+NOT_MODIFIED = "not_modified"  # 304: the stored copy still holds
+UNCHANGED = "unchanged"  # 200 with the stored content (a server that ignores conditions)
+CHANGED = "changed"  # new content (or now a redirect)
+GONE = "gone"  # 404 or 410
+FAILED = "failed"  # no usable answer: the stored copy stays
+ANSWERS = (NEW, NOT_MODIFIED, UNCHANGED, CHANGED, GONE, FAILED)
+# The answers that leave the page's ``pages`` row as it was: the visit is in ``schedule`` only.
+KEEPS_ROW = (NOT_MODIFIED, UNCHANGED, FAILED)
 
 
 @dataclass(frozen=True, slots=True)

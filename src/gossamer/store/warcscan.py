@@ -35,6 +35,7 @@ __all__ = [
     "Damage",
     "Member",
     "crawl_files",
+    "header_fields",
     "order_key",
     "read_member",
     "repair_tail",
@@ -248,6 +249,16 @@ def read_member(blob: bytes) -> tuple[bytes, dict[str, str]]:
     return data, headers
 
 
+def header_fields(head: bytes) -> dict[str, str]:
+    """A WARC record's header block (its version line first) as fields, names lower-cased."""
+    headers: dict[str, str] = {}
+    for line in head.decode("utf-8", "replace").split("\r\n")[1:]:
+        name, sep, value = line.partition(":")
+        if sep:
+            headers[name.strip().lower()] = value.strip()
+    return headers
+
+
 def _complete_record(data: bytes) -> dict[str, str] | None:
     """The WARC headers of ``data`` if it is one whole record (header, block, CRLF CRLF)."""
     if not data.startswith(b"WARC/1."):
@@ -255,11 +266,7 @@ def _complete_record(data: bytes) -> dict[str, str] | None:
     head_end = data.find(b"\r\n\r\n")
     if head_end < 0:
         return None
-    headers: dict[str, str] = {}
-    for line in data[:head_end].decode("utf-8", "replace").split("\r\n")[1:]:
-        name, sep, value = line.partition(":")
-        if sep:
-            headers[name.strip().lower()] = value.strip()
+    headers = header_fields(data[:head_end])
     length = headers.get("content-length", "")
     if not length.isdigit():
         return None
