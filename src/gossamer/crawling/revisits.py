@@ -33,7 +33,7 @@ from gossamer.frontier import Job
 from gossamer.frontier.hosts import Revisit
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
-from gossamer.store.records import RecordError, stored_original
+from gossamer.store.records import MemberFiles, RecordError, stored_original
 from gossamer.store.revisits import Original
 from gossamer.store.rows import KEEPS_ROW, PageRow, Schedule
 
@@ -56,6 +56,7 @@ RECRAWL_SINCE = "recrawl_since"  # meta: wall-clock start of the latest recrawl
 RECRAWL_MODE = "recrawl_mode"  # "all" or "due"
 RECRAWL_DONE = "recrawl_done"  # the start of the last recrawl that ended
 RECRAWL_MARKED = "recrawl_marked"  # the start of the last recrawl whose pages were marked
+_REOPEN_AFTER = 10_000  # stored copies read before the open WARC files are closed
 _RETRIED = (429, 503)  # asked again by the crawl (frontier/backoff) before any answer counts
 
 
@@ -148,6 +149,8 @@ class Revisits:
         self._active = recrawl_since(db) is not None
         # The last page's rows: a 304's are asked for its revisit record, then to judge it.
         self._last: tuple[str, tuple[Schedule | None, PageRow | None]] | None = None
+        self._files: MemberFiles | None = None  # the WARC files stored copies are read from
+        self._files_read = 0
 
     def _visit(self, url: str) -> tuple[Schedule | None, PageRow | None]:
         last = self._last
@@ -163,9 +166,15 @@ class Revisits:
             return None
         _, row = self._visit(result.url)
         if row is not None and row.warc_file is not None and row.warc_offset is not None:
-            folder = self._db.path.parent / "warc"
+            files = self._files
+            if files is None or self._files_read > _REOPEN_AFTER:  # (new files keep coming)
+                if files is not None:
+                    files.close()
+                files = self._files = MemberFiles(self._db.path.parent / "warc")
+                self._files_read = 0
+            self._files_read += 1
             try:
-                return stored_original(folder, row.warc_file, row.warc_offset, row.warc_length or 0)
+                return stored_original(files, row.warc_file, row.warc_offset, row.warc_length or 0)
             except (RecordError, OSError) as exc:
                 log.warning("304 for %s: its stored copy is unreadable (%s)", result.url, exc)
         refers = job.revisit.refers if job.revisit else None

@@ -25,7 +25,7 @@ from gossamer.crawling.revisits import RECRAWL_SINCE, begin_recrawl, want_recraw
 from gossamer.distributed.frontier import RedisFrontier
 from gossamer.frontier.hosts import Job, Revisit
 from gossamer.store import MetadataDB
-from gossamer.store.records import RecordError, stored_original
+from gossamer.store.records import MemberFiles, RecordError, stored_original
 
 __all__ = ["join_recrawl"]
 
@@ -42,8 +42,11 @@ async def join_recrawl(front: RedisFrontier, db: MetadataDB) -> int | None:
     if db.get_meta(RECRAWL_SINCE) != repr(since):
         begin_recrawl(db, mode, since)
     want_recrawl(db)
-    folder = db.path.parent / "warc"
-    jobs = [_job(row, folder) for row in db.wanted_revisits()]
+    files = MemberFiles(db.path.parent / "warc")
+    try:
+        jobs = [_job(row, files) for row in db.wanted_revisits()]
+    finally:
+        files.close()
     queued = await front.requeue(f"{since!r} {db.folder_id()}", jobs)
     db.clear_wanted()
     if queued is not None:
@@ -51,13 +54,13 @@ async def join_recrawl(front: RedisFrontier, db: MetadataDB) -> int | None:
     return queued
 
 
-def _job(row: tuple[Any, ...], folder: Any) -> Job:
+def _job(row: tuple[Any, ...], files: MemberFiles) -> Job:
     (url, host, depth, referrer, etag, modified, interval, changed_at, doc_id, length,
      warc_file, offset, size) = row  # fmt: skip
     refers = None
     if warc_file is not None and offset is not None:
         try:
-            original, digest = stored_original(folder, warc_file, offset, size or 0)
+            original, digest = stored_original(files, warc_file, offset, size or 0)
             refers = (original.record_id, original.url, original.date, digest)
         except (RecordError, OSError) as exc:
             log.warning("recrawl of %s: its stored record is unreadable (%s)", url, exc)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import fields
 from pathlib import Path
 
 from gossamer.errors import StoreError
@@ -45,6 +46,15 @@ _READER_CACHE_KIB = 8 * 1024  # of which the loop's connection keeps this while 
 # pages it touched; 2,000 rows (about 50 pages) cost the writer thread a quarter less CPU per
 # page than 500 did. A crash loses at most the queued batches, which the WARC replay restores.
 BATCH_ROWS = 2_000
+
+
+SCHEDULE_COLUMNS = tuple(f.name for f in fields(Schedule))
+# A page's schedule row and its pages row (NULLs when it has none), in one lookup.
+_LAST_VISIT = (
+    f"SELECT {', '.join(f's.{name}' for name in SCHEDULE_COLUMNS)},"
+    f" {', '.join(f'p.{name}' for name in PAGE_COLUMNS.split(', '))}"
+    " FROM schedule AS s LEFT JOIN pages AS p ON p.url = s.url WHERE s.url = ?"
+)
 
 
 class MetadataDB(CrawlReads):
@@ -124,14 +134,13 @@ class MetadataDB(CrawlReads):
         """The page's ``schedule`` and ``pages`` rows as committed, without waiting for the
         rows still buffered: a recrawl asks this of every page it records, for rows of earlier
         runs, and a flush per page would undo the batching."""
-        schedule = next(
-            (Schedule(*v) for v in self._rows("SELECT * FROM schedule WHERE url = ?", (url,))),
-            None,
-        )
-        if schedule is None:
+        with faults("read", self.path):
+            found = self._conn.execute(_LAST_VISIT, (url,)).fetchone()
+        if found is None:
             return None, None
-        sql = f"SELECT {PAGE_COLUMNS} FROM pages WHERE url = ?"
-        return schedule, next((PageRow(*v) for v in self._rows(sql, (url,))), None)
+        width = len(SCHEDULE_COLUMNS)
+        schedule = Schedule(*found[:width])
+        return schedule, None if found[width] is None else PageRow(*found[width:])
 
     def clear_wanted(self) -> None:
         """A shared crawl's folder handed its wanted pages to the shared queues: this folder

@@ -219,12 +219,14 @@ class MemberFiles:
             stream.close()
 
 
-def stored_original(folder: Path, filename: str, offset: int, length: int) -> tuple[Original, str]:
+def stored_original(
+    files: MemberFiles, filename: str, offset: int, length: int
+) -> tuple[Original, str]:
     """The response record a page's row points at, as a revisit record names it, and its
     payload digest; a row pointing at a revisit record gives the original that one names.
     Raises ``RecordError`` when the record cannot be read. Only the start of the record is
     read and inflated: its WARC headers (a recrawl asks this of every page answered 304)."""
-    headers = _record_head(folder, filename, offset, length)
+    headers = _record_head(files, filename, offset, length)
     digest = headers.get("warc-payload-digest", "")
     if headers.get("warc-type") == "revisit":
         where = parse_location(headers.get(LOCATION_FIELD.lower(), ""))
@@ -250,15 +252,14 @@ def stored_original(folder: Path, filename: str, offset: int, length: int) -> tu
 _HEAD_BYTES = 4096  # compressed bytes read for a record's WARC headers (a few hundred bytes)
 
 
-def _record_head(folder: Path, filename: str, offset: int, length: int) -> dict[str, str]:
+def _record_head(files: MemberFiles, filename: str, offset: int, length: int) -> dict[str, str]:
     """The WARC headers (names lower-cased) of the record in the member at ``offset``, from
     its first bytes; the whole member when the headers run past them."""
-    files = MemberFiles(folder)
     try:
         start = files.read(filename, offset, min(length, _HEAD_BYTES))
         decoder = zlib.decompressobj(_GZIP_WBITS)
         try:
-            text = decoder.decompress(start, 8 * _HEAD_BYTES)
+            text = decoder.decompress(start, _HEAD_BYTES)
         except zlib.error as exc:
             raise RecordError(_GONE, f"{filename}@{offset}: not a gzip member: {exc}") from exc
         end = text.find(b"\r\n\r\n")
@@ -268,8 +269,6 @@ def _record_head(folder: Path, filename: str, offset: int, length: int) -> dict[
         return headers
     except OSError as exc:
         raise RecordError(_GONE, f"{filename}@{offset}: {exc}") from exc
-    finally:
-        files.close()
 
 
 def metadata_fields(data: bytes) -> dict[str, str]:
