@@ -178,13 +178,13 @@ def test_search_follows_the_recrawl_and_a_kill_loses_nothing(tmp_path: Path) -> 
 
     def hits(word: str) -> set[str]:
         urls: set[str] = set()
-        for page in range(1, 6):
+        page = pages = 1
+        while page <= pages:
             found = _run("search", out, word, "--json", "--page", str(page))
             assert found.returncode == 0, found.stderr
-            listed = {hit["url"] for hit in json.loads(found.stdout)["hits"]}
-            if not listed:
-                break
-            urls |= listed
+            answer = json.loads(found.stdout)
+            urls |= {hit["url"] for hit in answer["hits"]}
+            page, pages = page + 1, answer["pages"]
         return urls
 
     assert hits(generation.marker) == changed
