@@ -8,8 +8,8 @@ Every record is its own gzip member, so a file is a sequence of members. ``scan`
 complete member that holds one complete WARC record, and a ``Damage`` for every stretch it
 cannot use; after damage it resynchronises at the next offset where a whole gzip member holding
 a whole ``WARC/1.`` record starts, and carries on. Nothing here writes, except ``repair_tail``,
-which cuts only a torn tail (what a kill in the middle of a write leaves) and keeps a copy of
-what it cut.
+which cuts only a torn tail (what a kill in the middle of a write leaves: the whole exchange
+it tore) and keeps a copy of what it cut.
 
 Which files are the crawl's own is decided by ``crawl_files``: the crawl's naming, and either
 rows of ``crawl.db`` pointing into the file or a first warcinfo record written by Gossamer for
@@ -306,13 +306,41 @@ def _count_headers(stream: BinaryIO, start: int, end: int) -> int:
 def torn_tail(path: Path) -> Damage | None:
     """The torn tail of a file, if it has one: after the last complete member, either an
     incomplete member (a kill mid-write), or a last complete member holding a partial record.
-    Damage anywhere else, junk at the end included, is not a torn tail."""
+    Damage anywhere else, junk at the end included, is not a torn tail.
+
+    An exchange (response or revisit, request, metadata) is written in one ``write()``, so a
+    tear inside it leaves its first records whole: in a file whose exchanges carry metadata
+    records, the tail starts at the last exchange's response when its metadata record is
+    missing. Replayed without it, that response would count as a depth-0 page with no
+    referrer; cut, its URL is fetched again."""
     last: Member | Damage | None = None
+    exchange: list[Member] = []  # the members since the last response or revisit record
+    with_metadata = False  # the file's exchanges carry metadata records
     for item in scan(path):
         last = item
-    if isinstance(last, Damage) and last.reason in ("truncated", "partial record"):
-        return last
-    return None
+        if not isinstance(item, Member):
+            continue
+        kind = item.headers.get("warc-type")
+        if kind in ("response", "revisit"):
+            exchange = [item]
+        elif exchange:
+            exchange.append(item)
+        with_metadata = with_metadata or kind == "metadata"
+    if not (isinstance(last, Damage) and last.reason in ("truncated", "partial record")):
+        return None
+    if exchange and with_metadata and not _described(exchange):
+        return Damage(exchange[0].offset, last.end, last.reason, len(exchange) + last.records)
+    return last
+
+
+def _described(exchange: list[Member]) -> bool:
+    """Whether the response or revisit record opening ``exchange`` has its metadata record."""
+    record_id = exchange[0].headers.get("warc-record-id")
+    return any(
+        member.headers.get("warc-type") == "metadata"
+        and member.headers.get("warc-concurrent-to") == record_id
+        for member in exchange[1:]
+    )
 
 
 def repair_tail(path: Path) -> Cut | None:

@@ -76,7 +76,7 @@ def test_junk_between_members_shifts_nothing_else(tmp_path: Path) -> None:
     assert sum(isinstance(item, Member) for item in items) == len(ends) - 1
 
 
-def test_a_truncation_at_every_byte_of_the_last_exchange_cuts_exactly_the_torn_member(
+def test_a_truncation_at_every_byte_of_the_last_exchange_cuts_that_whole_exchange(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(os, "fsync", lambda fd: None)  # a thousand repairs; durability aside
@@ -85,12 +85,14 @@ def test_a_truncation_at_every_byte_of_the_last_exchange_cuts_exactly_the_torn_m
     start = ends[-4]  # the last write(): its response, request and metadata members
     for size in range(start + 1, len(whole)):
         path.write_bytes(whole[:size])
-        kept = max(end for end in ends if end <= size)
         cut = repair_tail(path)
-        if kept == size:  # the file ends on a member boundary: nothing is torn
+        if size in ends:  # the file ends on a member boundary: nothing is torn
             assert cut is None
             assert path.read_bytes() == whole[:size]
             continue
+        # A response (and request) without the metadata that came in the same write() go
+        # with it: replayed alone, the page would lose its depth and referrer.
+        kept = start
         assert cut is not None
         assert (cut.offset, cut.size) == (kept, size - kept)
         assert path.read_bytes() == whole[:kept]
@@ -137,9 +139,9 @@ def test_writer_killed_between_two_write_calls(tmp_path: Path, first: int) -> No
     assert len(torn) == len(before) + first
     cut = repair_tail(path)
     assert cut is not None and cut.saved.read_bytes() == torn[cut.offset :]
-    # Whole members of the interrupted write stay; only the incomplete one goes.
-    assert before == path.read_bytes()[: len(before)]
-    assert len(before) <= cut.offset < len(torn)
+    # The interrupted write goes whole: its complete members too.
+    assert path.read_bytes() == before
+    assert cut.offset == len(before)
     assert checks_clean(path)
 
 
@@ -172,7 +174,7 @@ def test_a_second_cut_is_kept_in_a_numbered_file(tmp_path: Path) -> None:
     assert first is not None and second is not None
     assert first.saved.name.endswith(".warc.gz.torn")
     assert second.saved.name.endswith(".warc.gz.torn.1")
-    assert first.saved.read_bytes() == whole[ends[-2] : -3]
+    assert first.saved.read_bytes() == whole[ends[-4] : -3]  # the whole torn exchange
 
 
 def test_read_member_wants_exactly_one_whole_record(tmp_path: Path) -> None:
