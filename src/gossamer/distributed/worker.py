@@ -25,11 +25,13 @@ from gossamer.config import CrawlConfig
 from gossamer.crawling.fetching import build_fetcher
 from gossamer.crawling.loop import CrawlLoop
 from gossamer.crawling.recording import Recording
+from gossamer.crawling.revisits import RECRAWL_SINCE
 from gossamer.distributed.frontier import RedisFrontier
 from gossamer.distributed.links import LinkBuffer
 from gossamer.distributed.livestatus import publish_status, worker_status
 from gossamer.distributed.patience import Patience
 from gossamer.distributed.progress import SharedProgress
+from gossamer.distributed.recrawl import join_recrawl
 from gossamer.distributed.seam import IDLE_LAST, RedisSeam
 from gossamer.errors import StoreError
 from gossamer.stats import CrawlStats
@@ -67,6 +69,7 @@ class DistributedWorker:
         self.stats = stats
         self.links = LinkBuffer()
         self.recording = Recording(config, stats, db, self.links)
+        self._db = db
         self.patience = patience
         self.seam = RedisSeam(
             front,
@@ -161,9 +164,16 @@ class DistributedWorker:
         )
         await publish_status(self.front.redis, self.front.prefix, self.front.worker, status)
 
+    async def _recrawl(self) -> None:
+        """A recrawl started while this worker works: its folder's pages join it too."""
+        state = await self.front.recrawl()
+        if state is not None and self._db.get_meta(RECRAWL_SINCE) != repr(state[0]):
+            await join_recrawl(self.front, self._db)
+
     async def _heartbeat(self) -> None:
         while not self.done.is_set():
             await self.patience.call(self._beat)
+            await self.patience.call(self._recrawl)
             if self._progress is not None:
                 await self.patience.call(self._progress.paint)
             await asyncio.sleep(min(HEARTBEAT, self.front.ttl / 3))
