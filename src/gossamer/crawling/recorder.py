@@ -65,6 +65,7 @@ class Recorder:
         sitemaps: bool = True,
         clock: Callable[[], float] = time.time,
         recrawl: RecrawlConfig | None = None,
+        max_retries: int = 3,
     ) -> None:
         self._admitter = admitter
         self._stats = stats
@@ -75,7 +76,7 @@ class Recorder:
         self._clock = clock
         self._sitemaps = Sitemaps(admitter=admitter, stats=stats, db=db, enabled=sitemaps)
         # Each page's recrawl schedule, and what a revisit's answer changes (issue 31).
-        self._revisits = Revisits(db, stats, recrawl or RecrawlConfig())
+        self._revisits = Revisits(db, stats, recrawl or RecrawlConfig(), max_retries)
         self._links_met = CanonicalLinks()  # links met on earlier pages, in canonical form
         # The scope's [[extract]] rules and plugins (issue 33), run on every HTML page this
         # recorder records, live or replayed: so every engine runs them, by construction.

@@ -65,6 +65,7 @@ class Recording:
             max_redirects=config.fetch.max_redirects,
             sitemaps=config.scope.sitemaps,
             recrawl=config.recrawl,
+            max_retries=config.politeness.max_retries,
         )
         self.backoff = Backoff(
             max_retries=config.politeness.max_retries,

@@ -12,8 +12,10 @@ the live crawl recorded:
 * a revisit answered ``not_modified`` (304), ``unchanged`` (the same content again) or
   ``failed`` (no usable answer) leaves the row, and so the stored copy and the index, as
   they were: only the schedule row records the visit;
-* a 429 or 503, which the crawl asks again after the wait it names, records nothing of a
-  revisit: the page stays wanted, and a resume asks it again.
+* a 429 or 503 that the crawl asks again after the wait it names (``frontier/backoff``)
+  records nothing of a revisit: the page stays wanted; once the retries are spent it is
+  ``failed`` like any unusable answer, so a page that keeps refusing is asked again only
+  when due, not in a loop.
 
 A recrawl is under way from ``recrawl_since`` (meta) until ``recrawl_done`` names the same
 start; the answers of that recrawl are counted from the schedule rows it wrote
@@ -30,6 +32,8 @@ from gossamer.config import RecrawlConfig
 from gossamer.crawling.recrawl import NEW, NOT_MODIFIED, answer_of, next_schedule
 from gossamer.fetch import FetchResult
 from gossamer.frontier import Job
+from gossamer.frontier.backoff import answer_of as backoff_answer
+from gossamer.frontier.backoff import retried
 from gossamer.frontier.hosts import Revisit
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
@@ -57,7 +61,6 @@ RECRAWL_MODE = "recrawl_mode"  # "all" or "due"
 RECRAWL_DONE = "recrawl_done"  # the start of the last recrawl that ended
 RECRAWL_MARKED = "recrawl_marked"  # the start of the last recrawl whose pages were marked
 _REOPEN_AFTER = 10_000  # stored copies read before the open WARC files are closed
-_RETRIED = (429, 503)  # asked again by the crawl (frontier/backoff) before any answer counts
 
 
 def begin_recrawl(db: MetadataDB, mode: str, now: float) -> None:
@@ -142,7 +145,10 @@ class Change:
 class Revisits:
     """Judges page exchanges against the stored copy and writes their schedule rows."""
 
-    def __init__(self, db: MetadataDB, stats: CrawlStats, config: RecrawlConfig) -> None:
+    def __init__(
+        self, db: MetadataDB, stats: CrawlStats, config: RecrawlConfig, max_retries: int = 3
+    ) -> None:
+        self._max_retries = max_retries
         self._db = db
         self._stats = stats
         self._config = config
@@ -192,9 +198,10 @@ class Revisits:
         if before is None and told is not None and told.interval > 0:
             before = _told(result.url, told)  # a shared crawl's page from another folder
         revisit = before is not None
-        if result.status in _RETRIED or (not revisit and not 200 <= result.status < 400):
-            # Asked again later; or a first answer with no page in it (an error, a 404):
-            # nothing to revisit, so no schedule row.
+        again = retried(backoff_answer(result, result.started_at), job.retries, self._max_retries)
+        if again or (not revisit and not 200 <= result.status < 400):
+            # Asked again after the wait it names (429, 503: the crawl's retry rule); or a
+            # first answer with no page in it (an error, a 404): nothing to revisit yet.
             return Change(None, revisit)
         stored_status = 0
         if stored is not None:

@@ -73,6 +73,7 @@ class Pipeline:
             max_redirects=config.fetch.max_redirects,
             sitemaps=config.scope.sitemaps,
             recrawl=config.recrawl,
+            max_retries=config.politeness.max_retries,
             clock=clock,
         )
 

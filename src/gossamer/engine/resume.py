@@ -145,6 +145,7 @@ def catch_up(
         max_redirects=config.fetch.max_redirects,
         sitemaps=config.scope.sitemaps,
         recrawl=config.recrawl,
+        max_retries=config.politeness.max_retries,
     )
     outcome = reconcile(
         config.out / "warc",

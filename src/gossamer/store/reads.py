@@ -274,8 +274,9 @@ class CrawlReads:
         )
 
     def next_due(self) -> float | None:
-        """When the earliest page of the schedule is due (None: no page has a schedule)."""
-        for (due,) in self._query("SELECT min(due_at) FROM schedule"):
+        """When the earliest page of the schedule is due (None: no page has a schedule). A
+        page a recrawl still wants (a robots.txt left deferred, say) is not what is due."""
+        for (due,) in self._query("SELECT min(due_at) FROM schedule WHERE wanted_at IS NULL"):
             return None if due is None else float(due)
         return None
 

@@ -19,12 +19,19 @@ from gossamer.crawling.recrawl import (
     conditions,
     next_schedule,
 )
-from gossamer.crawling.revisits import begin_recrawl, lastmod_seconds, want_recrawl
+from gossamer.crawling.revisits import (
+    Change,
+    Revisits,
+    begin_recrawl,
+    lastmod_seconds,
+    want_recrawl,
+)
 from gossamer.distributed.codec import decode_job, encode_job
 from gossamer.distributed.errors import SharedFrontierError
 from gossamer.fetch import FetchResult
 from gossamer.frontier.hosts import Job, Revisit
-from gossamer.store import MetadataDB
+from gossamer.stats import CrawlStats
+from gossamer.store import MetadataDB, page_row
 from gossamer.store.rows import Schedule
 
 CONFIG = RecrawlConfig(initial_interval=100.0, min_interval=10.0, max_interval=1000.0)
@@ -154,3 +161,24 @@ def test_a_revisit_job_goes_through_redis_and_a_bad_one_is_refused() -> None:
     for bad in ('{"c":[["Cookie","x"]]}', '{"n":-1}', "[]", '{"o":["a"]}'):
         with pytest.raises(SharedFrontierError):
             decode_job('{"u":"http://a.test/p","v":' + bad + "}", "a.test")
+
+
+def test_a_page_that_keeps_refusing_is_failed_once_its_retries_are_spent(tmp_path: Path) -> None:
+    url = "http://a.test/p"
+    with MetadataDB(tmp_path / "crawl.db") as db:
+        db.add_schedule(Schedule(url, None, None, 5.0, 5.0, 100.0, 105.0, NEW, 0, 50.0))
+        db.end_exchange()
+        db.flush()
+        revisits = Revisits(db, CrawlStats(), CONFIG, max_retries=2)
+        busy = FetchResult(url=url, status=503, started_at=60.0)
+        job = Job(url, "a.test", revisit=Revisit())
+        row = page_row(busy, None, depth=0, referrer=None, host="a.test")
+        assert revisits.judge(job, busy, row) == Change(None, True)  # asked again: nothing yet
+        db.flush()
+        assert db.wanted_count() == 1
+        spent = Job(url, "a.test", retries=2, revisit=Revisit())
+        assert revisits.judge(spent, busy, row) == Change(FAILED, True)
+        db.flush()
+        assert db.wanted_count() == 0  # due again at its interval, not asked in a loop
+        after = db.schedule(url)
+        assert after is not None and (after.answer, after.due_at) == (FAILED, 60.0 + 100.0)
