@@ -11,6 +11,10 @@ again.
 * 2 -> 3: sitemaps (``sitemaps``: each one found, where from, what it gave) and the
   ``<lastmod>`` of the URLs they list (``sitemap_entries``); seed 001's domain registry
   (``domains``: one row per host, rewritten with the reports).
+* 3 -> 4: trap families (``trap_families``).
+* 4 -> 5: the recrawl schedule (``schedule``: per fetched page, its validators, when it was
+  last asked and what it answered, its revisit interval and when a recrawl still wants it),
+  started from the pages already fetched, so an older crawl can be recrawled too.
 """
 
 from __future__ import annotations
@@ -105,6 +109,18 @@ def _three_to_four(conn: sqlite3.Connection) -> None:
     conn.execute(FAMILIES_TABLE.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
 
 
+# The pages a crawl of an earlier version fetched, due a day after their fetch (the default
+# first interval) with no validators known: a recrawl asks them unconditionally and tells a
+# change by the content's digest.
+_SCHEDULE_FROM_PAGES = """
+INSERT OR IGNORE INTO schedule
+SELECT url, NULL, NULL, fetched_at, fetched_at, 86400.0, fetched_at + 86400.0, 'new',
+       coalesce(length, 0), NULL
+FROM pages
+WHERE purpose = 'page' AND status BETWEEN 200 AND 399 AND fetched_at IS NOT NULL
+"""
+
+
 def _four_to_five(conn: sqlite3.Connection) -> None:
     for statement in SCHEDULE_TABLE.split(";"):
         if statement.strip():
@@ -113,6 +129,7 @@ def _four_to_five(conn: sqlite3.Connection) -> None:
                     " INDEX ", " INDEX IF NOT EXISTS ", 1
                 )
             )
+    conn.execute(_SCHEDULE_FROM_PAGES)
 
 
 _STEPS = {

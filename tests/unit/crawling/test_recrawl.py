@@ -3,6 +3,7 @@ pages a ``due`` recrawl asks (a sitemap's <lastmod> included), and a revisit job
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,24 @@ def test_a_page_that_keeps_refusing_is_failed_once_its_retries_are_spent(tmp_pat
         assert db.wanted_count() == 0  # due again at its interval, not asked in a loop
         after = db.schedule(url)
         assert after is not None and (after.answer, after.due_at) == (FAILED, 60.0 + 100.0)
+
+
+def test_a_crawl_of_schema_four_can_be_recrawled(tmp_path: Path) -> None:
+    path = tmp_path / "crawl.db"
+    with MetadataDB(path) as db:
+        for url, status in (("http://a.test/", 200), ("http://a.test/gone", 404)):
+            result = FetchResult(url=url, status=status, started_at=7.0, body=b"x")
+            db.add_page(page_row(result, None, depth=0, referrer=None, host="a.test"))
+            db.add_discovered([(url, "a.test", 0, None)])
+        db.end_exchange()
+    conn = sqlite3.connect(path)
+    with conn:  # as a crawl written before schedules left it
+        conn.execute("DROP TABLE schedule")
+        conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    conn.close()
+    with MetadataDB(path) as db:
+        row = db.schedule("http://a.test/")
+        assert row is not None and (row.checked_at, row.etag, row.answer) == (7.0, None, NEW)
+        assert db.schedule("http://a.test/gone") is None  # no page to revisit
+        begin_recrawl(db, "all", 100.0)
+        assert want_recrawl(db) == 1
