@@ -32,11 +32,10 @@ from pathlib import Path
 from gossamer.index.archive import ArchivedResponse, WarcReader
 from gossamer.index.errors import IndexingError
 from gossamer.store.cdxj import parse_cdxj_line
-from gossamer.store.revisits import LOCATION_FIELD, parse_location
+from gossamer.store.revisits import LOCATION_FIELD, NOT_MODIFIED_PROFILE, parse_location
 
 __all__ = [
     "MAX_VERSIONS",
-    "NOT_MODIFIED_PROFILE",
     "PageVersion",
     "ShownVersion",
     "find_version",
@@ -45,7 +44,6 @@ __all__ = [
     "read_version",
 ]
 
-NOT_MODIFIED_PROFILE = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 MAX_VERSIONS = 500  # listed per URL, newest first: a page recrawled daily for a year and more
 _BLOCK = 1 << 20  # bytes of an index file searched at a time
 
