@@ -14,6 +14,10 @@ it are unchanged.
 Sitemap hosts (``WebSpec(sitemap_hosts=..., guessed_sitemap_hosts=...)``,
 :mod:`gossamer.testweb.sitemaps`) are added last, after every other draw, so a web with them is
 the web without them plus orphan pages, sitemap files and a Sitemap line in robots.txt.
+
+With ``WebSpec(host_sizes="power")`` the normal hosts' page counts come from
+:func:`power_sizes` instead of all being ``pages_per_host``; with the default ``"even"`` nothing
+is drawn for them, so existing webs are unchanged.
 """
 
 from __future__ import annotations
@@ -84,6 +88,37 @@ _LINKED_SPECIALS = (
     *[(Kind.PDF, "docs", ".pdf")] * 3,
 )
 
+# The power law of host sizes: the host of rank r (1 = biggest) gets pages in proportion to
+# r ** -POWER_EXPONENT, on top of MIN_HOST_PAGES each.
+POWER_EXPONENT = 0.8
+MIN_HOST_PAGES = 5
+
+
+def power_sizes(hosts: int, total: int, rng: random.Random) -> list[int]:
+    """Page counts for ``hosts`` hosts summing exactly to ``total``, following a power law
+    (Zipf's, exponent :data:`POWER_EXPONENT`), shuffled by ``rng`` onto the hosts.
+
+    Every host gets at least :data:`MIN_HOST_PAGES` (or ``total // hosts`` if that is less);
+    the rest is shared out in proportion to ``rank ** -0.8``, rounded by largest remainder.
+    For 200 hosts of 100 pages on average (20,000 pages) the biggest host holds 1,906 pages
+    (9.5%, the real web's "about a tenth"), the second 1,097, the median host 52-53 and the
+    smallest 32; the 20 biggest hold 45% of all pages. Within a host each page links to the
+    next (so every page is reachable from the root) and to 5-15 others drawn at random, so the
+    biggest host's pages are all within 5 links of its root (the benchmarks' 200-host web, seed
+    1: every page within 7 links of the seeds).
+    """
+    floor = min(MIN_HOST_PAGES, total // hosts)
+    weights = [rank**-POWER_EXPONENT for rank in range(1, hosts + 1)]
+    spare = total - floor * hosts
+    shares = [spare * weight / sum(weights) for weight in weights]
+    sizes = [floor + int(share) for share in shares]
+    # Largest remainders first (ties to the bigger host) take the pages rounding left over.
+    order = sorted(range(hosts), key=lambda i: (int(shares[i]) - shares[i], i))
+    for index in order[: total - sum(sizes)]:
+        sizes[index] += 1
+    rng.shuffle(sizes)
+    return sizes
+
 
 @dataclass(slots=True)
 class _Draft:
@@ -115,10 +150,18 @@ class _Builder:
         self.pages: dict[str, list[str]] = {}  # host -> its ordinary pages, root first
         self.normal: list[str] = []
         self.aliased: set[str] = set()
+        self.sizes: dict[str, int] = {}  # normal host -> its ordinary pages, if not even
         self.serial = 0
 
     def build(self) -> Web:
-        for info in self._assign_roles():
+        infos = self._assign_roles()
+        if self.spec.host_sizes == "power":
+            # A stream of its own: which host is big changes nothing else the seed decides.
+            rng = random.Random(f"gossamer-testweb-sizes:{self.spec.seed}")
+            normal = [info.name for info in infos if info.role is Role.NORMAL]
+            sizes = power_sizes(len(normal), len(normal) * self.spec.pages_per_host, rng)
+            self.sizes = dict(zip(normal, sizes, strict=True))
+        for info in infos:
             self.infos.append(info)
             self._populate(info)
         self._link_hosts()
@@ -166,6 +209,7 @@ class _Builder:
             self.drafts[(host, "/robots.txt")] = _Draft(Kind.ROBOTS, text=open_rules)
             return
         count = {Role.NORMAL: self.spec.pages_per_host, Role.CRAWL_DELAY: 5}.get(info.role, 4)
+        count = self.sizes.get(host, count)
         pages = self._ordinary_pages(host, count)
         if info.role is Role.NORMAL:
             self.normal.append(host)

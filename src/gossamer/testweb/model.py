@@ -111,6 +111,9 @@ SPECIAL_KINDS = (
     frozenset({Kind.REDIRECT, Kind.ERROR, Kind.LARGE, Kind.PNG, Kind.ROBOTS}) | SITEMAP_KINDS
 )
 
+# How the normal hosts' pages are shared out (``WebSpec.host_sizes``).
+HOST_SIZES = ("even", "power")
+
 
 @dataclass(frozen=True, slots=True)
 class WebSpec:
@@ -125,6 +128,10 @@ class WebSpec:
     ``page_bytes=(low, high)`` fills every HTML page with navigation and prose to a size drawn
     between the two (median about 30 KB for 5-40 KB), for benchmarks that need pages of real
     size; the link graph, and so the expected set, is the same as without it.
+
+    ``host_sizes`` shares the normal hosts' pages out: ``"even"`` gives each
+    ``pages_per_host``; ``"power"`` gives them sizes following a power law, as on the real web,
+    with the same total (see :func:`gossamer.testweb.generate.power_sizes` for the shape).
     """
 
     seed: int = 1
@@ -149,6 +156,7 @@ class WebSpec:
     appeared: float = 0.01
     validators: bool = False
     ignore_conditional: float = 0.2
+    host_sizes: str = "even"  # one of HOST_SIZES
 
     def validate(self) -> None:
         """Raise ``ValueError`` for a spec no web can satisfy."""
@@ -160,6 +168,8 @@ class WebSpec:
             raise ValueError("sitemap_hosts and guessed_sitemap_hosts must not be negative")
         if self.page_bytes is not None and not 0 < self.page_bytes[0] <= self.page_bytes[1]:
             raise ValueError("page_bytes must be (low, high) with 0 < low <= high")
+        if self.host_sizes not in HOST_SIZES:
+            raise ValueError(f"host_sizes must be one of {', '.join(HOST_SIZES)}")
         shares = (self.changed, self.vanished, self.appeared, self.ignore_conditional)
         if not all(0 <= share <= 1 for share in shares):
             raise ValueError("changed, vanished, appeared and ignore_conditional must be in [0, 1]")
