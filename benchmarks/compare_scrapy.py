@@ -29,6 +29,7 @@ hosts, because Scrapy ignores Crawl-delay and the comparison is about speed.
         --gossamer-commit HEAD --quiet-wait 240 --json /tmp/a.json
     .venv/bin/python benchmarks/compare_scrapy.py --merge /tmp/a.json /tmp/b.json /tmp/c.json
     .venv/bin/python benchmarks/compare_scrapy.py --gossamer-workers 1 2 --repeat 3
+    .venv/bin/python benchmarks/compare_scrapy.py --budget 0 --host-sizes power  # real web's shape
     .venv/bin/python benchmarks/compare_scrapy.py --scenario latency --latency 0.5  # Gossamer
     .venv/bin/python benchmarks/compare_scrapy.py --scenario latency --latency 0.1 --delay 1 \\
         --hosts 1000 --seed-hosts 1000 --pages 25 --gossamer-workers 1 2
@@ -60,6 +61,7 @@ from typing import Any
 
 from gossamer.testweb import ThreadedTestWeb, Web, WebSpec, build_web
 from gossamer.testweb.audit import RequestRecord
+from gossamer.testweb.model import HOST_SIZES
 
 HERE = Path(__file__).resolve().parent
 PROJECT_BIN = Path(sys.executable).parent
@@ -582,11 +584,16 @@ def merge(paths: Sequence[Path]) -> dict[str, Any]:
     results = [json.loads(path.read_text(encoding="utf-8")) for path in paths]
     first = results[0]
     for other in results[1:]:
-        if (other["web"], other["budget"]) != (first["web"], first["budget"]):
+        # Results written before host sizes were a knob were all of the even web.
+        if (even(other["web"]), other["budget"]) != (even(first["web"]), first["budget"]):
             raise SystemExit(f"cannot merge: different web or budget in {paths}")
     pooled = {**first, "runs": [run for result in results for run in result["runs"]]}
     pooled["repetitions"] = sum(result["repetitions"] for result in results)
     return summarise(pooled)
+
+
+def even(web: dict[str, Any]) -> dict[str, Any]:
+    return {"host_sizes": "even", **web}
 
 
 def variants(args: argparse.Namespace) -> list[tuple[str, int]]:
@@ -607,6 +614,7 @@ def compare(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         seed=args.seed,
         hosts=args.hosts,
         pages_per_host=args.pages,
+        host_sizes=args.host_sizes,
         crawl_delay_hosts=False,
         special_hosts=False,
         # A host whose robots.txt answers 500 (issue 9): the crawl must not idle for it, and
@@ -769,6 +777,7 @@ def latency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         seed=args.seed,
         hosts=args.hosts,
         pages_per_host=args.pages,
+        host_sizes=args.host_sizes,
         seed_hosts=args.seed_hosts,
         crawl_delay_hosts=False,
         special_hosts=False,
@@ -853,6 +862,7 @@ def profile(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         seed=args.seed,
         hosts=args.hosts,
         pages_per_host=args.pages,
+        host_sizes=args.host_sizes,
         crawl_delay_hosts=False,
         special_hosts=False,
     )
@@ -927,6 +937,12 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--hosts", type=int)
     parser.add_argument("--pages", type=int, help="pages per host")
     parser.add_argument("--budget", type=int, help="page budget for each crawler")
+    parser.add_argument(
+        "--host-sizes",
+        choices=HOST_SIZES,
+        default="even",
+        help="every host --pages pages, or sizes by a power law with the same total",
+    )
     parser.add_argument("--concurrency", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)

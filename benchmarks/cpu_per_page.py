@@ -12,6 +12,7 @@ defaults otherwise, to a page budget:
     .venv/bin/python benchmarks/cpu_per_page.py --budget 10000 --profile  # py-spy as well
     .venv/bin/python benchmarks/cpu_per_page.py --src before=/tmp/snap/src --src after=src
     .venv/bin/python benchmarks/cpu_per_page.py --workers 1 2             # the 1 -> 2 speed-up
+    .venv/bin/python benchmarks/cpu_per_page.py --host-sizes power        # the real web's shape
     .venv/bin/python benchmarks/cpu_per_page.py --workers 1 2 --shared    # and one Redis worker
 
 ``--shared`` adds a crawl shared in Redis (issue 27) beside the local modes: one
@@ -33,7 +34,7 @@ such load than pages per second, but it does rise with it (by a fifth to a third
 --subprocesses``; not timed, since the profiler slows it) and prints the top functions and
 modules by own and by cumulative time, so each optimisation shows where its time went. The
 exported web is kept in ``--cache`` (one folder per web), as exporting 20,000 pages of 30 KB
-takes a while.
+takes a while; a power-law web (``--host-sizes power``) is a web of its own there.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from shared_crawl import Redis
 from workers_scaling import export, nginx_config, process_cpu
 
 from gossamer.testweb import WebSpec
+from gossamer.testweb.model import HOST_SIZES
 
 BIN = Path(sys.executable).parent
 CACHE = Path(tempfile.gettempdir()) / "gossamer-cpu-per-page"
@@ -65,7 +67,10 @@ CACHE = Path(tempfile.gettempdir()) / "gossamer-cpu-per-page"
 
 def exported(spec: WebSpec, cache: Path) -> tuple[Path, Path, list[tuple[str, str]]]:
     """The web's files (exported once per spec), its seeds file and its robots redirects."""
-    key = hashlib.sha1(repr(asdict(spec)).encode()).hexdigest()[:12]
+    fields = asdict(spec)
+    if fields["host_sizes"] == "even":  # the key webs were cached under before the knob existed
+        del fields["host_sizes"]
+    key = hashlib.sha1(repr(fields).encode()).hexdigest()[:12]
     folder = cache / key
     done = folder / "export.json"
     if not done.exists():
@@ -211,6 +216,12 @@ def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hosts", type=int, default=200)
     parser.add_argument("--pages", type=int, default=120, help="ordinary pages per host")
+    parser.add_argument(
+        "--host-sizes",
+        choices=HOST_SIZES,
+        default="even",
+        help="every host --pages pages, or sizes by a power law with the same total",
+    )
     parser.add_argument("--low", type=int, default=5_000, help="smallest page, bytes")
     parser.add_argument("--high", type=int, default=40_000, help="largest page, bytes")
     parser.add_argument("--budget", type=int, default=20_000, help="pages (0: the whole web)")
@@ -282,6 +293,7 @@ def main() -> None:
         crawl_delay_hosts=False,
         special_hosts=False,
         page_bytes=(args.low, args.high),
+        host_sizes=args.host_sizes,
     )
     www, args.seeds, redirects = exported(spec, args.cache)
     load = Path("/proc/loadavg").read_text().split()[:3]

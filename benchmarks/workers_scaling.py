@@ -13,6 +13,9 @@ left to the crawler:
     # the same with Gossamer's defaults (one process per core), Scrapy keeping every body:
     .venv/bin/python benchmarks/workers_scaling.py --hosts 200 --pages 100 --budget 0 \
         --page-bytes 5000 40000 --robots-error-host --workers -1 0 --repeat 1
+    # host sizes following a power law (the biggest host about a tenth of the pages):
+    .venv/bin/python benchmarks/workers_scaling.py --hosts 200 --pages 100 --budget 0 \
+        --page-bytes 5000 40000 --robots-error-host --host-sizes power --workers -1 0
 
 Each crawler configuration runs ``--repeat`` times, alternating; wall time is spawn to exit,
 CPU is the crawler's process tree (``os.wait4`` on the coordinator, which waits for its
@@ -40,7 +43,7 @@ from nginx_audit import LOG_FORMAT, audit_log
 
 from gossamer.testweb import WebSpec, build_web
 from gossamer.testweb.audit import AuditReport
-from gossamer.testweb.model import Kind
+from gossamer.testweb.model import HOST_SIZES, Kind
 from gossamer.testweb.server import _Renderer
 
 BIN = Path(sys.executable).parent
@@ -238,6 +241,12 @@ def main() -> None:
     parser.add_argument(
         "--robots-error-host", action="store_true", help="add a host whose robots.txt answers 500"
     )
+    parser.add_argument(
+        "--host-sizes",
+        choices=HOST_SIZES,
+        default="even",
+        help="every host --pages pages, or sizes by a power law with the same total",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
         "--workers",
@@ -261,6 +270,7 @@ def main() -> None:
             special_hosts=False,
             robots_error_host=args.robots_error_host,
             page_bytes=tuple(args.page_bytes) if args.page_bytes else None,
+            host_sizes=args.host_sizes,
         )
         seeds_list, redirects = export(spec, work / "www")
         seeds = work / "seeds.txt"
