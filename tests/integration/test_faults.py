@@ -131,20 +131,24 @@ def test_junk_in_the_middle_of_a_warc_is_reported_skipped_and_kept(
 
 
 @pytest.mark.parametrize("where", ["response", "metadata"])
-def test_a_truncated_last_warc_loses_exactly_the_torn_record(out: Path, where: str) -> None:
+def test_a_truncated_last_warc_loses_exactly_the_torn_exchange(out: Path, where: str) -> None:
     newest = own_files(out)[-1]
     members = [item for item in scan(newest) if isinstance(item, Member)]
     kinds = [member.headers["warc-type"] for member in members]
-    victim = members[len(kinds) - 1 - kinds[::-1].index(where)]
+    at = len(kinds) - 1 - kinds[::-1].index(where)
+    victim = members[at]
+    # The exchange the torn member belongs to starts at its response (one write() each).
+    opening = ("response", "revisit")
+    start = max(m.offset for m in members[: at + 1] if m.headers["warc-type"] in opening)
     size = victim.offset + victim.length // 2
     whole = newest.read_bytes()
     newest.write_bytes(whole[:size])
     before = snapshot(out)
     resume_and_index(out)
     assert assert_nothing_destroyed(before, out) == [newest.name]
-    # Exactly the incomplete member went, and it is kept beside the file.
-    assert newest.read_bytes() == whole[: victim.offset]
-    assert (out / "warc" / f"{newest.name}.torn").read_bytes() == whole[victim.offset : size]
+    # Exactly the torn exchange went (its URL fetched again), kept beside the file.
+    assert newest.read_bytes() == whole[:start]
+    assert (out / "warc" / f"{newest.name}.torn").read_bytes() == whole[start:size]
 
 
 def test_a_deleted_warc_file_has_its_pages_fetched_again(
