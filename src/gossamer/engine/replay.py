@@ -46,12 +46,12 @@ from gossamer.store.records import (
     FetchMember,
     MemberFiles,
     RecordError,
+    kept_visit_covers,
     metadata_fields,
     original_payload,
     parse_response,
     warc_time,
 )
-from gossamer.store.rows import KEEPS_ROW
 from gossamer.store.warcscan import Damage, Member, crawl_files, order_key, scan
 from gossamer.urls import as_host
 
@@ -221,9 +221,9 @@ class _Replayer:
         a 304, the same content again or a failure leaves the page's row as it was and is
         recorded in its schedule row only (``crawling/revisits.py``)."""
         schedule = self._db.schedule(url)
-        if schedule is None or schedule.answer not in KEEPS_ROW:
-            return False
-        return _usec(datetime.fromtimestamp(schedule.checked_at, tz=UTC)) >= when
+        return schedule is not None and kept_visit_covers(
+            schedule.answer, schedule.checked_at, when
+        )
 
     def _current(self, url: str) -> _Key | None:
         target = self._db.page_target(url)

@@ -34,8 +34,7 @@ from typing import BinaryIO
 
 from gossamer.errors import StoreError
 from gossamer.store.connect import faults
-from gossamer.store.records import EPOCH, warc_time
-from gossamer.store.rows import KEEPS_ROW
+from gossamer.store.records import EPOCH, kept_visit_covers, warc_time
 from gossamer.store.warcscan import Member, crawl_files, header_fields, order_key, scan
 
 __all__ = ["require_listed", "unlisted_records"]
@@ -182,9 +181,7 @@ def _checked_since(conn: sqlite3.Connection, url: str, when: int) -> bool:
         row = conn.execute(sql, (url,)).fetchone()
     except sqlite3.OperationalError:  # a crawl.db from before recrawls (no schedule table)
         return False
-    if row is None or row[1] not in KEEPS_ROW:
-        return False
-    return _usec(datetime.fromtimestamp(float(row[0]), tz=UTC)) >= when
+    return row is not None and kept_visit_covers(str(row[1]), float(row[0]), when)
 
 
 def _usec(moment: datetime) -> int:

@@ -22,7 +22,7 @@ import contextlib
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from io import BytesIO
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -35,6 +35,7 @@ from gossamer.errors import GossamerError, StoreError
 from gossamer.fetch.decode import DecodeError, decode_body
 from gossamer.fetch.result import Headers
 from gossamer.store.revisits import LOCATION_FIELD, Original, parse_location
+from gossamer.store.rows import KEEPS_ROW
 from gossamer.store.warcscan import header_fields, read_member
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "FetchMember",
     "MemberFiles",
     "RecordError",
+    "kept_visit_covers",
     "metadata_fields",
     "original_payload",
     "parse_response",
@@ -217,6 +219,16 @@ class MemberFiles:
         files, self._files = self._files, {}
         for stream in files.values():
             stream.close()
+
+
+def kept_visit_covers(answer: str, checked_at: float, when: int) -> bool:
+    """Whether a recrawl's visit that left the page's row as it was (a 304, the same content
+    again, a failure: recorded in its ``schedule`` row only) came at or after the record made
+    at ``when`` (microseconds since the epoch, as replay orders records): that record is
+    accounted for. The one rule of replay and merge's check."""
+    if answer not in KEEPS_ROW:
+        return False
+    return (datetime.fromtimestamp(checked_at, tz=UTC) - EPOCH) // timedelta(microseconds=1) >= when
 
 
 def stored_original(
