@@ -198,8 +198,11 @@ class Revisits:
         if before is None and told is not None and told.interval > 0:
             before = _told(result.url, told)  # a shared crawl's page from another folder
         revisit = before is not None
-        again = retried(backoff_answer(result, result.started_at), job.retries, self._max_retries)
-        if again or (not revisit and not 200 <= result.status < 400):
+        answered = 200 <= result.status < 400  # (never asked again: the rule is not needed)
+        again = not answered and retried(
+            backoff_answer(result, result.started_at), job.retries, self._max_retries
+        )
+        if again or (not revisit and not answered):
             # Asked again after the wait it names (429, 503: the crawl's retry rule); or a
             # first answer with no page in it (an error, a 404): nothing to revisit yet.
             return Change(None, revisit)
