@@ -13,7 +13,6 @@ import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,6 +21,7 @@ pytest.importorskip("redis", reason="the redis client is not installed (pip inst
 from redis.asyncio import Redis
 
 from gossamer.distributed import Done, Lease, Leased, Lost, RedisFrontier
+from gossamer.distributed.keys import crawl_prefix
 from gossamer.frontier.hosts import Job
 from tests.unit.distributed.redis_rig import (
     RedisServer,
@@ -70,7 +70,7 @@ def test_three_worker_processes_share_hosts_politely(
 
     async def results() -> tuple[list[str], list[str]]:
         redis = Redis.from_url(redis_server.url, decode_responses=True)
-        test = f"gossamer:{crawl_name}:test:"
+        test = crawl_prefix(crawl_name) + "test:"
         fetches = await redis.lrange(test + "fetches", 0, -1)
         overlaps = await redis.lrange(test + "overlaps", 0, -1)
         await redis.aclose()
@@ -166,9 +166,8 @@ async def _snapshot(front: RedisFrontier) -> tuple[dict[str, list[str]], list[st
     """Every host's queue and the leased in-flight URLs."""
     queues = {f"h{h}.test": [j.url for j in await front.queued(f"h{h}.test")] for h in range(40)}
     in_flight = []
-    leased: list[Any] = await front.redis.zrange(front.prefix + "leases", 0, -1)
-    for host in sorted(leased):
-        job = await front.redis.hget(f"{front.prefix}lease:{host.decode()}", "job")
-        assert isinstance(job, bytes)
-        in_flight.append(job.decode())
+    for part in range(front.parts):
+        leased: dict[bytes, bytes] = await front.redis.hgetall(front.part_prefix(part) + "lease")
+        for _, raw in sorted(leased.items()):
+            in_flight.append(raw.decode().split("\t", 3)[3])  # token, worker, reserved, job
     return queues, in_flight

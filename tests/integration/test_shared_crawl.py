@@ -31,6 +31,7 @@ pytest.importorskip("redis", reason="the redis client is not installed (pip inst
 import redis
 from redis.asyncio import Redis as AsyncRedis
 
+from gossamer.distributed.keys import crawl_prefix
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 from gossamer.web import make_app
 from gossamer.web.dashboard import FEED
@@ -84,7 +85,7 @@ def worker_pages(server: RedisServer, name: str = "crawl") -> dict[str, int]:
     ``gossamer ctl`` process per poll, which a loaded machine makes slow)."""
     client = redis.Redis.from_url(server.url)
     try:
-        raw = client.hgetall(f"gossamer:{name}:workers")
+        raw = client.hgetall(crawl_prefix(name) + "workers")
     except redis.RedisError:
         return {}
     finally:

@@ -24,6 +24,7 @@ from redis.asyncio import Redis
 
 from gossamer.distributed.errors import SharedFrontierError
 from gossamer.distributed.frontier import LEASE_TTL
+from gossamer.distributed.keys import crawl_prefix, part_prefix
 from gossamer.distributed.livestatus import parse_statuses
 
 __all__ = ["STATES", "CrawlStatus", "WorkerFigures", "set_state", "status"]
@@ -32,28 +33,34 @@ STATES = ("running", "paused", "stopped")
 WORKING, ENDED, GONE = "working", "ended", "gone"
 _FIGURES = ("pages", "errors")
 
-# Read-only: one atomic look at the crawl. ARGV: prefix
-# -> {state, ready host count, pages, TIME s, TIME us, domains, known hosts, lease count,
-#     (host, worker, expires)...,
-#     then the workers, beats and status hashes, each as its length and its flat pairs}
+# Read-only: one atomic look at the crawl-wide keys. ARGV: G
+# -> {state, TIME s, TIME us, domains, known hosts, then the workers, beats and status
+#     hashes, each as its length and its flat pairs}
 _SNAPSHOT = """
-local P = ARGV[1]
+local G = ARGV[1]
 local t = redis.call('TIME')
-local out = {redis.call('HGET', P..'control', 'state') or '',
-             redis.call('ZCARD', P..'ready'), redis.call('GET', P..'pages') or '0', t[1], t[2],
-             redis.call('SCARD', P..'domains'), redis.call('SCARD', P..'hosts')}
-local hosts = redis.call('ZRANGE', P..'leases', 0, -1)
-table.insert(out, #hosts)
-for _, host in ipairs(hosts) do
-  local got = redis.call('HMGET', P..'lease:'..host, 'worker', 'expires')
-  table.insert(out, host)
-  table.insert(out, got[1] or '')
-  table.insert(out, got[2] or '0')
-end
+local out = {redis.call('HGET', G..'control', 'state') or '', t[1], t[2],
+             redis.call('SCARD', G..'domains'), redis.call('SCARD', G..'hosts')}
 for _, key in ipairs({'workers', 'beats', 'status'}) do
-  local flat = redis.call('HGETALL', P..key)
+  local flat = redis.call('HGETALL', G..key)
   table.insert(out, #flat)
   for _, item in ipairs(flat) do table.insert(out, item) end
+end
+return out
+"""
+
+# Read-only: one atomic look at a partition. ARGV: P
+# -> {ready host count, pages, lease count, (host, worker, expires)...}
+_PART = """
+local P = ARGV[1]
+local out = {redis.call('ZCARD', P..'ready'), redis.call('GET', P..'pages') or '0'}
+local leases = redis.call('ZRANGE', P..'leases', 0, -1, 'WITHSCORES')
+table.insert(out, #leases / 2)
+for i = 1, #leases, 2 do
+  local raw = redis.call('HGET', P..'lease', leases[i]) or ''
+  table.insert(out, leases[i])
+  table.insert(out, string.match(raw, '^[^\t]*\t([^\t]*)') or '')
+  table.insert(out, leases[i + 1])
 end
 return out
 """
@@ -98,16 +105,24 @@ class CrawlStatus:
 
 
 def _key(name: str, part: str) -> str:
-    return f"gossamer:{name}:{part}"
+    return crawl_prefix(name) + part
+
+
+async def parts_of(redis: Redis, name: str) -> int:
+    """The crawl's partitions (``keys.py``), as it was made with them."""
+    return max(1, int(await redis.hget(_key(name, "politeness"), "parts") or 1))
 
 
 async def set_state(redis: Redis, name: str, state: str) -> None:
-    """Pause, resume (``running``) or stop the crawl ``name``."""
+    """Pause, resume (``running``) or stop the crawl ``name``: crawl-wide, and in each
+    partition's copy, which its steps read."""
     if state not in STATES:
         raise ValueError(f"unknown crawl state {state!r}")
     if not await redis.exists(_key(name, "settings")):
         raise SharedFrontierError(f"there is no crawl named {name!r} in this Redis")
     await redis.hset(_key(name, "control"), "state", state)
+    for part in range(await parts_of(redis, name)):
+        await redis.hset(part_prefix(name, part) + "conf", "state", state)
 
 
 def _text(value: bytes | str) -> str:
@@ -154,31 +169,39 @@ def _pairs(flat: list[Any], start: int) -> tuple[dict[str, bytes | str], int]:
 async def queued_urls(redis: Redis, name: str) -> int:
     """The URLs queued for the hosts in the schedule or under lease (LLEN per host,
     pipelined by the thousand); outside the snapshot, a count that is no row's sum."""
-    async with redis.pipeline(transaction=False) as pipe:
-        pipe.zrange(_key(name, "ready"), 0, -1)
-        pipe.zrange(_key(name, "leases"), 0, -1)
-        ready, leases = await pipe.execute()
-    hosts = list(ready) + list(leases)
     total = 0
-    for start in range(0, len(hosts), 1000):
+    for part in range(await parts_of(redis, name)):
+        prefix = part_prefix(name, part)
         async with redis.pipeline(transaction=False) as pipe:
-            for host in hosts[start : start + 1000]:
-                pipe.llen(_key(name, "q:" + _text(host)))
-            total += sum(int(n) for n in await pipe.execute())
+            pipe.zrange(prefix + "ready", 0, -1)
+            pipe.zrange(prefix + "leases", 0, -1)
+            ready, leases = await pipe.execute()
+        hosts = list(ready) + list(leases)
+        for start in range(0, len(hosts), 1000):
+            async with redis.pipeline(transaction=False) as pipe:
+                for host in hosts[start : start + 1000]:
+                    pipe.llen(prefix + "q:" + _text(host))
+                total += sum(int(n) for n in await pipe.execute())
     return total
 
 
 async def status(redis: Redis, name: str, *, ttl: float = LEASE_TTL) -> CrawlStatus:
     """The crawl's state, schedule sizes, queued URLs, and every worker as its leases and
     heartbeat show it now; ``ttl`` is the workers' lease TTL (``--lease-ttl``)."""
-    flat = await redis.eval(_SNAPSHOT, 0, _key(name, ""))
+    flat = await redis.eval(_SNAPSHOT, 1, _key(name, "control"), _key(name, ""))
     state = _text(flat[0])
     if not state:
         raise SharedFrontierError(f"there is no crawl named {name!r} in this Redis")
-    now = float(flat[3]) + float(flat[4]) / 1e6
-    count, at = int(flat[7]), 8
-    leases = [(_text(flat[i + 1]), float(flat[i + 2])) for i in range(at, at + 3 * count, 3)]
-    at += 3 * count
+    now = float(flat[1]) + float(flat[2]) / 1e6
+    ready = pages = 0
+    leases: list[tuple[str, float]] = []
+    for part in range(await parts_of(redis, name)):
+        prefix = part_prefix(name, part)
+        got = await redis.eval(_PART, 1, prefix + "ready", prefix)
+        ready, pages = ready + int(got[0]), pages + int(got[1])
+        count = int(got[2])
+        leases += [(_text(got[i + 1]), float(got[i + 2])) for i in range(3, 3 + 3 * count, 3)]
+    at = 5
     workers, at = _pairs(flat, at)
     beats, at = _pairs(flat, at)
     raw_parts, at = _pairs(flat, at)
@@ -209,14 +232,14 @@ async def status(redis: Redis, name: str, *, ttl: float = LEASE_TTL) -> CrawlSta
     found = tuple(rows.values())
     return CrawlStatus(
         state=state,
-        queued_hosts=int(flat[1]),
+        queued_hosts=ready,
         leased_hosts=sum(w.hosts for w in found),
         workers=found,
         queued_urls=await queued_urls(redis, name),
         now=now,
-        pages=int(flat[2]),
+        pages=pages,
         takeover_hosts=sum(w.takeover for w in found),
-        domains=int(flat[5]),
-        known_hosts=int(flat[6]),
+        domains=int(flat[3]),
+        known_hosts=int(flat[4]),
         parts=parts,
     )

@@ -1,61 +1,83 @@
 """The shared frontier in Redis: what each worker asks for, and tells, about the crawl.
 
-Data flow: seeds and links -> **RedisFrontier.add / complete** -> Redis -> **lease** -> the
-worker's fetcher -> **complete** -> ... Many workers on many machines share one crawl: each
-call is one Redis round-trip (a Lua script from :mod:`gossamer.distributed.lua`), atomic
-against every other worker.
+Data flow: seeds and links -> **RedisFrontier** -> Redis -> leases -> the worker's fetcher ->
+completions -> ... Many workers on many machines share one crawl. A worker's calls are
+batches (``batch.StepCall``: completions, links and leases for one partition in one Lua
+script, :mod:`gossamer.distributed.lua`), and one round of them is one pipeline: one client
+round trip per Redis node, whatever the batch holds.
 
-Key layout, all under ``gossamer:{NAME}:`` (``P``)::
+Key layout (``keys.py``): crawl-wide under ``gossamer:{NAME}:`` (``G``), the frontier in
+``parts`` partitions by host under ``gossamer:{NAME:K}:`` (``P``)::
 
-    P settings          string  the crawl's settings, JSON (settings.py)
-    P politeness        hash    delay, crawl_delay_cap, max_backoff, max_retries, per_host,
-                                target (the page target, 0: none)
+    G settings          string  the crawl's settings, JSON (settings.py)
+    G politeness        hash    delay, crawl_delay_cap, max_backoff, max_retries, per_host,
+                                robots_wait, target (the page target, 0: none), parts
+    G control           hash    state: running | paused | stopped
+    G credit / granted  string / hash  page-target credit not handed out / worker -> given
+    G workers / beats   hash    worker -> figures JSON / last heartbeat time
+    G status, domains, hosts    each worker's status (livestatus.py)
+    P conf              hash    the partition's copy of the politeness values and the state
     P q:HOST            list    the host's queued jobs (codec.py JSON), oldest first
     P ready             zset    host -> next-allowed time; unleased hosts with queued work
     P host:HOST         hash    delay, next, errors (frontier.politeness.HostTiming; delay
                                 once its robots.txt was read), site (its [[site]] tables'
-                                delay, if they set one), fetched, admitted
-    P lease:HOST        hash    worker, token, job (in flight), expires, reserved (a page)
-    P pages / reserved  string  pages stored crawl-wide / page leases not yet completed
+                                delay, if they set one), fetched, admitted, deferred
+    P lease             hash    host -> token, worker, reserved, job (in flight)
     P leases            zset    host -> lease expiry, for the reaper
-    P held:WORKER       set     the hosts a worker holds, for its heartbeat
-    P tokens            string  the fencing-token counter
+    P pages / stored    string / hash  pages stored / worker -> pages it stored
+    P tokens / epoch    string  the fencing-token counter / changes of queues and leases
     P seen:SHARD        set     64-bit fingerprints as integers (compact intsets)
-    P robots:ORIGIN     string  robots.txt cache, JSON, with a TTL
-    P control           hash    state: running | paused | stopped
-    P workers / beats   hash    worker -> figures JSON / last heartbeat time
+    P robots:ORIGIN     string  robots.txt cache, JSON, with a TTL (robots_cache.py)
 
-The clock is Redis ``TIME`` unless a ``clock`` is injected (tests): one clock for every machine,
-so a delay holds across workers whatever their own clocks say.
+The clock is Redis ``TIME`` unless a ``clock`` is injected (tests): one clock for every
+machine, so a delay holds across workers whatever their own clocks say.
 
 A host's ``[[site]]`` tables (``sites``: :class:`~gossamer.sites.SiteRules`, the crawl's once
 its settings are known) travel with each URL of the host that is queued: its URL budget and its
 delay, which Redis keeps for the host. A host is leased to one worker at a time, so a shared
 crawl asks a host at most one request at once, whatever ``max_per_host`` allows.
+
+Besides the batches, single calls (``lease``, ``complete``, ``add``) serve tools and tests.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
+from redis.exceptions import NoScriptError, RedisError
 
 from gossamer.config import CrawlConfig
 from gossamer.distributed import lua, settings
-from gossamer.distributed.codec import decode_job, encode_job, seen_member
+from gossamer.distributed.batch import (
+    Completion,
+    Lease,
+    StepCall,
+    StepReply,
+    admission,
+    parse_reply,
+    text,
+)
+from gossamer.distributed.codec import decode_job, encode_job
 from gossamer.distributed.errors import SharedFrontierError
+from gossamer.distributed.keys import PARTS_PER_NODE, crawl_prefix, part_of, part_prefix
+from gossamer.distributed.reclaim import reclaim_gone
 from gossamer.frontier.hosts import Job
 from gossamer.frontier.politeness import Answer, HostTiming, Outcome
 from gossamer.sites import SiteRules
 from gossamer.urls import host_of
 
 __all__ = [
+    "Completion",
+    "Credit",
     "Deferred",
+    "Done",
     "Finished",
     "Halted",
     "Idle",
@@ -63,21 +85,13 @@ __all__ = [
     "Leased",
     "Lost",
     "RedisFrontier",
+    "StepCall",
+    "StepReply",
     "Wait",
 ]
 
 LEASE_TTL = 30.0  # seconds a lease lives without a heartbeat
-REAP_LIMIT = 32  # expired leases returned per lease call (the rest on the next calls)
-ADD_BATCH = 500  # URLs per ADD script call, so no single script holds Redis for long
-
-
-@dataclass(frozen=True, slots=True)
-class Lease:
-    """The right to fetch ``job`` from ``host`` now; ``token`` fences a stale completion."""
-
-    host: str
-    token: str
-    job: Job
+ADD_BATCH = 500  # URLs per step call, so no single script holds Redis for long
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +131,7 @@ class Deferred:
 
 @dataclass(frozen=True, slots=True)
 class Halted:
-    """The crawl is paused or stopped (``state``)."""
+    """The crawl is paused or stopped, or its page target is stored (``state``)."""
 
     state: str
 
@@ -129,11 +143,21 @@ class Lost:
 
 @dataclass(frozen=True, slots=True)
 class Done:
-    """The completion was recorded; the host may be asked again from ``next_time``."""
+    """The completion was recorded."""
 
-    next_time: float
     queued: int  # new links queued
-    pages: int = 0  # pages stored crawl-wide, after this one (when it was counted)
+    pages: int = 0  # pages stored crawl-wide, after this one
+
+
+@dataclass(frozen=True, slots=True)
+class Credit:
+    """The page target's credit: ``granted`` now (-1: this worker was taken for gone, its
+    credit reclaimed), ``left`` crawl-wide, the crawl's control ``state``, its ``target``."""
+
+    granted: int
+    left: int
+    state: str
+    target: int
 
 
 LeaseAnswer = Leased | Wait | Idle | Finished | Deferred | Halted
@@ -148,10 +172,6 @@ def _wrapped(what: str) -> Iterator[None]:
         raise SharedFrontierError(f"Redis could not {what}: {exc}") from exc
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 class RedisFrontier:
     """One worker's handle on the crawl ``name`` in Redis."""
 
@@ -164,71 +184,155 @@ class RedisFrontier:
         ttl: float = LEASE_TTL,
         clock: Callable[[], float] | None = None,
         sites: SiteRules | None = None,
+        parts: int | None = None,
     ) -> None:
         self.redis = redis
         # The crawl's [[site]] rules; set by ``create``, or by a joiner once it has read the
         # crawl's settings. None: every host keeps the crawl's delay and budget.
         self.sites = sites
-        self.prefix = f"gossamer:{name}:"
+        self.name = name
+        self.prefix = crawl_prefix(name)
         self.worker = worker
         self.ttl = ttl
         self._clock = clock
-        self._lease = redis.register_script(lua.LEASE)
-        self._complete = redis.register_script(lua.COMPLETE)
-        self._renew = redis.register_script(lua.RENEW)
-        self._reap = redis.register_script(lua.REAP)
-        self._add = redis.register_script(lua.ADD)
-        self._create = redis.register_script(lua.CREATE)
-        self._crawl_delay = redis.register_script(lua.CRAWL_DELAY)
-        self._retry_deferred = redis.register_script(lua.RETRY_DEFERRED)
-        self._requeue = redis.register_script(lua.REQUEUE)
+        # The crawl's partitions: known from ``create`` or ``open`` (1 until then).
+        self.parts = parts or 1
+        self._parts_known = parts is not None
+        self._shas: dict[str, str] = {}
+        self._turn = itertools.count()  # which partition a single lease asks first
 
+    # -- plumbing ---------------------------------------------------------------------------
     def _now(self) -> str:
         return "" if self._clock is None else repr(self._clock())
 
-    async def _run(self, script: Any, args: Sequence[str | float | int]) -> Any:
-        with _wrapped("run a frontier step"):
-            return await script(args=[self.prefix, self._now(), *args])
+    def part(self, host: str) -> int:
+        return part_of(host, self.parts)
 
-    async def create(self, config: CrawlConfig) -> bool:
+    def part_prefix(self, part: int) -> str:
+        return part_prefix(self.name, part)
+
+    async def _sha(self, script: str) -> str:
+        sha = self._shas.get(script)
+        if sha is None:
+            sha = text(await self.redis.script_load(script))
+            self._shas[script] = sha
+        return sha
+
+    async def run(self, calls: Sequence[tuple[str, str, Sequence[str | float | int]]]) -> list[Any]:
+        """Run ``(script, key, args)`` calls in one pipeline (one round trip per node); each
+        script is loaded once, and again where a node lost it (a restart)."""
+        for attempt in range(2):
+            with _wrapped("run a frontier step"):
+                try:
+                    shas = [await self._sha(script) for script, _, _ in calls]
+                    if len(calls) == 1:
+                        (_, key, args), sha = calls[0], shas[0]
+                        return [await self.redis.evalsha(sha, 1, key, *args)]
+                    async with self.redis.pipeline(transaction=False) as pipe:
+                        for (_, key, args), sha in zip(calls, shas, strict=True):
+                            pipe.evalsha(sha, 1, key, *args)
+                        return list(await pipe.execute())
+                except NoScriptError:
+                    if attempt:
+                        raise
+                    self._shas.clear()
+        raise AssertionError("unreachable")
+
+    def step_call(self, call: StepCall) -> tuple[str, str, list[str]]:
+        prefix = self.part_prefix(call.part)
+        return lua.STEP, prefix + "ready", call.args(prefix, self._now(), self.worker, self.ttl)
+
+    def credit_call(self, take: int, give: int) -> tuple[str, str, list[str]]:
+        args = [self.prefix, self._now(), self.worker, str(take), str(give)]
+        return lua.CREDIT, self.prefix + "credit", args
+
+    async def steps(self, calls: Sequence[StepCall]) -> list[StepReply]:
+        replies = await self.run([self.step_call(call) for call in calls])
+        return [parse_reply(call.part, reply) for call, reply in zip(calls, replies, strict=True)]
+
+    @staticmethod
+    def credit_of(reply: Sequence[Any]) -> Credit:
+        return Credit(int(reply[0]), int(reply[1]), text(reply[2]), int(reply[3]))
+
+    async def credit(self, take: int, give: int = 0) -> Credit:
+        return self.credit_of((await self.run([self.credit_call(take, give)]))[0])
+
+    # -- the crawl --------------------------------------------------------------------------
+    async def create(self, config: CrawlConfig, parts: int | None = None) -> bool:
         """Store the crawl's settings unless a crawl of this name exists; True if created.
-        One script, so a creator that dies half-way leaves nothing half-made."""
+        ``parts``: the frontier's partitions (default: 1 on one Redis, ``PARTS_PER_NODE`` per
+        master of a cluster). Then ``open``."""
         fields = settings.politeness_fields(config)
         self.sites = SiteRules.of(config)
-        # LEASE reserves pages of the target, so a shared crawl stores exactly max_pages.
         fields["target"] = str(config.max_pages or 0)
+        if parts is None:
+            primaries = getattr(self.redis, "get_primaries", None)  # a cluster client's
+            parts = PARTS_PER_NODE * len(primaries()) if primaries is not None else 1
+        fields["parts"] = str(max(1, parts))
         args = [self.prefix, settings.to_json(config)]
         args += [item for pair in fields.items() for item in pair]
-        with _wrapped("create the crawl"):
-            return bool(await self._create(args=args))
+        created = bool((await self.run([(lua.CREATE, self.prefix + "settings", args)]))[0])
+        await self.open()
+        return created
+
+    async def open(self) -> None:
+        """Learn the crawl's partitions and write each one's copy of the politeness values and
+        the control state (idempotent: every worker that joins does it)."""
+        with _wrapped("read the crawl's politeness"):
+            fields = {
+                text(k): text(v)
+                for k, v in (await self.redis.hgetall(self.prefix + "politeness")).items()
+            }
+            state = await self.redis.hget(self.prefix + "control", "state")
+        if not fields:
+            return
+        self.parts = max(1, int(fields.get("parts", "1")))
+        self._parts_known = True
+        fields["state"] = text(state) if state is not None else "running"
+        flat = [item for pair in fields.items() for item in pair]
+        calls = [
+            (lua.CONF, self.part_prefix(k) + "conf", [self.part_prefix(k), *flat])
+            for k in range(self.parts)
+        ]
+        await self.run(calls)
 
     async def stored_settings(self) -> bytes | str | None:
         with _wrapped("read the crawl's settings"):
             raw: bytes | str | None = await self.redis.get(self.prefix + "settings")
         return raw
 
+    def links_by_part(self, jobs: Iterable[Job]) -> dict[int, list[str]]:
+        out: dict[int, list[str]] = defaultdict(list)
+        for job in jobs:
+            out[self.part(job.host or host_of(job.url))] += admission(job, self.sites)
+        return out
+
     async def add(self, jobs: Iterable[Job]) -> int:
         """Queue the jobs whose URL was never seen; the number queued (per-host budget kept)."""
-        queued = 0
-        batch: list[str] = []
-        for job in jobs:
-            batch += _admission(job, self.sites)
-            if len(batch) >= 6 * ADD_BATCH:
-                queued += int(await self._run(self._add, batch))
-                batch = []
-        if batch:
-            queued += int(await self._run(self._add, batch))
-        return queued
+        calls = []
+        for part, args in self.links_by_part(jobs).items():
+            for start in range(0, len(args), 6 * ADD_BATCH):
+                calls.append(StepCall(part, links=args[start : start + 6 * ADD_BATCH]))
+        if not calls:
+            return 0
+        return sum(reply.queued for reply in await self.steps(calls))
 
     async def requeue(self, marker: str, jobs: Sequence[Job]) -> int | None:
         """Queue a recrawl's revisits of one folder's pages, the seen-set aside, unless that
         folder's were queued for the recrawl already (``marker``); the number queued, None
         when they were."""
-        args: list[str] = [marker]
+        by_part: dict[int, list[str]] = defaultdict(list)
         for job in jobs:
-            args += [job.host or host_of(job.url), encode_job(job)]
-        queued = int(await self._run(self._requeue, args))
-        return None if queued < 0 else queued
+            host = job.host or host_of(job.url)
+            by_part[self.part(host)] += [host, encode_job(job)]
+        calls = []
+        for part in range(self.parts):
+            prefix = self.part_prefix(part)
+            calls.append(
+                (lua.REQUEUE, prefix + "recrawled", [prefix, self._now(), marker, *by_part[part]])
+            )
+        answers = [int(n) for n in await self.run(calls)]
+        return None if all(n < 0 for n in answers) else sum(n for n in answers if n > 0)
 
     async def recrawl(self) -> tuple[float, str] | None:
         """The recrawl the shared crawl is in: its start and mode ("all", "due"), if any."""
@@ -236,7 +340,7 @@ class RedisFrontier:
             raw = await self.redis.hmget(self.prefix + "recrawl", "since", "mode")
         if raw[0] is None or raw[1] is None:
             return None
-        return float(_text(raw[0])), _text(raw[1])
+        return float(text(raw[0])), text(raw[1])
 
     async def begin_recrawl(self, since: float, mode: str) -> None:
         """Start a recrawl of the shared crawl: every worker queues its folder's pages."""
@@ -248,26 +352,30 @@ class RedisFrontier:
             # the recrawl before its first request (as a lone recrawl lifts it too).
             await self.redis.hset(self.prefix + "politeness", "target", "0")
 
+    # -- single calls, for tools and tests ---------------------------------------------------
     async def lease(self) -> LeaseAnswer:
-        """Lease the earliest ready host to this worker and take its next job (and, under a
-        page target, one page of it: ``Halted("target")`` once the target is stored, ``Idle``
-        while the pages stored and reserved by other leases reach it)."""
-        reply = await self._run(self._lease, [self.worker, repr(self.ttl), REAP_LIMIT])
-        kind = _text(reply[0])
-        if kind == "job":
-            host = _text(reply[1])
-            job = decode_job(reply[3], host)
-            return Leased(Lease(host=host, token=_text(reply[2]), job=job))
-        if kind == "wait":
-            return Wait(float(reply[1]))
-        if kind == "idle":
-            return Idle()
-        if kind == "finished":
-            return Finished()
-        if kind == "deferred":
-            found = (_text(entry).partition("\t") for entry in reply[1:])
-            return Deferred(tuple(sorted((origin, why) for origin, _, why in found)))
-        return Halted(kind)
+        """Lease one host to this worker and take its next job: the partitions asked in turn.
+        Under a page target the lease holds one page of it: ``Halted("target")`` once the
+        target is stored, ``Idle`` while credit held by others may still store it."""
+        credit = await self.credit(1)
+        if credit.state in ("paused", "stopped"):
+            return Halted(credit.state)
+        reserve = credit.target > 0
+        if reserve and credit.granted <= 0 and credit.left == 0 and await reclaim_gone(self):
+            credit = await self.credit(1)
+        if reserve and credit.granted <= 0:
+            return Halted("target") if await self.pages() >= credit.target else Idle()
+        first = next(self._turn) % self.parts
+        replies = []
+        for k in range(self.parts):
+            call = StepCall((first + k) % self.parts, want=1, reserve=reserve)
+            (reply,) = await self.steps([call])
+            if reply.leases:
+                return Leased(reply.leases[0])
+            replies.append(reply)
+        if reserve:
+            await self.credit(0, give=credit.granted)
+        return summarise(replies)
 
     async def complete(
         self,
@@ -280,90 +388,128 @@ class RedisFrontier:
         count_page: bool = False,
         deferred: str = "",
     ) -> Done | Lost:
-        """Record the fetch of ``lease.job``; the host's timing moves as
-        :func:`gossamer.frontier.politeness.after` says for ``outcome``: a politeness
-        ``Outcome``, or its answer's name (``ok``, ``fault``, ``slow``, ``local``,
-        ``unavailable``) with ``retry_after`` as its wait (Retry-After; the seconds to the next
-        robots.txt attempt). ``retry`` is queued again; ``links`` go through the seen-set;
-        ``count_page`` adds one to the crawl's stored pages (``P pages``), else the lease's
-        page reservation goes back to the target. ``deferred``: the origin whose robots.txt was
-        unavailable (outcome ``unavailable``) and why, as ``origin TAB why``, for the list the
-        crawl leaves to its next run.
-        Refused (Lost) under a stale token."""
+        """Record the fetch of ``lease.job`` (one completion; the worker's rounds batch
+        them): ``outcome`` a politeness ``Outcome`` or its answer's name (``ok``, ``fault``,
+        ``slow``, ``local``, ``unavailable``) with ``retry_after`` as its wait. ``links`` go
+        through the seen-set first. A lease under a target gives its page back when no page
+        was stored. Refused (Lost) under a stale token."""
         if isinstance(outcome, str):
             try:
                 outcome = Outcome(Answer(outcome), retry_after)
             except ValueError:
                 raise ValueError(f"unknown outcome {outcome!r}") from None
-        args: list[str] = [
-            lease.host,
-            lease.token,
-            outcome.answer.value,
-            "" if outcome.wait is None else repr(float(outcome.wait)),
-            "" if retry is None else encode_job(retry),
-            "1" if count_page else "0",
-            deferred,
-        ]
-        for job in links:
-            args += _admission(job, self.sites)
-        reply = await self._run(self._complete, args)
-        if _text(reply[0]) == "lost":
+        part = self.part(lease.host)
+        by_part = self.links_by_part(links)
+        own = by_part.pop(part, [])
+        queued = 0
+        if by_part:  # the links first: the lease holds the work until they are queued
+            queued += sum(
+                r.queued
+                for r in await self.steps([StepCall(p, links=a) for p, a in by_part.items()])
+            )
+        done = Completion(lease, outcome, retry, count_page, deferred)
+        (reply,) = await self.steps([StepCall(part, completions=[done], links=own)])
+        if reply.lost:
             return Lost()
-        return Done(next_time=float(reply[1]), queued=int(reply[2]), pages=int(reply[3]))
+        if not count_page:  # its page of the target, if it held one, goes back
+            await self.credit(0, give=1 if await self._target() else 0)
+        return Done(queued=queued + reply.queued, pages=await self.pages())
 
     async def heartbeat(
-        self, figures: Mapping[str, int | float], tokens: Iterable[str] | None = None
+        self, figures: Mapping[str, int | float], leases: Mapping[str, str] | None = None
     ) -> set[str]:
-        """Renew this worker's leases and store its figures; the hosts it still holds.
-
-        With ``tokens``, only the leases of those tokens are renewed: a lease granted by a
-        LEASE whose answer never arrived (the connection dropped) is not kept alive by the
-        heartbeat, so it expires and its job goes back to the schedule."""
-        figures = {**figures, "hosts": len(await self.held())}
-        payload = json.dumps(figures, sort_keys=True)
-        args = [self.worker, repr(self.ttl), payload]
-        if tokens is not None:
-            args += ["1", *tokens]
-        held = await self._run(self._renew, args)
-        return {_text(host) for host in held}
-
-    async def held(self) -> set[bytes | str]:
-        with _wrapped("list the leases held"):
-            members: set[bytes | str] = await self.redis.smembers(
-                self.prefix + "held:" + self.worker
+        """Renew this worker's leases (``leases``: host -> token, those it knows it holds;
+        a lease granted by a step whose answer never arrived is not named, so it expires and
+        its job goes back to the schedule) and store its figures; the hosts it still holds."""
+        leases = leases or {}
+        figures = {**figures, "hosts": len(leases)}
+        by_part: dict[int, list[str]] = defaultdict(list)
+        for host, token in leases.items():
+            by_part[self.part(host)] += [host, token]
+        calls: list[tuple[str, str, Sequence[str | float | int]]] = []
+        for part, pairs in by_part.items():
+            prefix = self.part_prefix(part)
+            calls.append(
+                (
+                    lua.RENEW,
+                    prefix + "lease",
+                    [prefix, self._now(), self.worker, repr(self.ttl), *pairs],
+                )
             )
-        return members
+        held = await self.run(calls) if calls else []
+        with _wrapped("store the worker's figures"):
+            now = await self.now()
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.hset(self.prefix + "workers", self.worker, json.dumps(figures, sort_keys=True))
+                pipe.hset(self.prefix + "beats", self.worker, repr(now))
+                await pipe.execute()
+        return {text(host) for hosts in held for host in hosts}
 
-    async def reap(self, limit: int = 1000) -> tuple[list[str], int]:
-        """Return expired leases to the schedule: (hosts reaped, in-flight jobs requeued)."""
-        reply = await self._run(self._reap, [limit])
-        return [_text(host) for host in reply[:-1]], int(reply[-1])
+    async def _target(self) -> int:
+        with _wrapped("read the page target"):
+            raw = await self.redis.hget(self.prefix + "politeness", "target")
+        return int(raw or 0)
+
+    async def now(self) -> float:
+        """The frontier's clock: Redis ``TIME``, or the injected clock."""
+        if self._clock is not None:
+            return self._clock()
+        seconds, micros = await self.redis.time()
+        return float(seconds) + micros / 1e6
+
+    async def reap(self) -> tuple[list[str], int]:
+        """Return expired leases to the schedule in every partition: (hosts whose job went
+        back, jobs requeued)."""
+        before = {p: await self._leased(p) for p in range(self.parts)}
+        await self.steps([StepCall(part) for part in range(self.parts)])
+        hosts = [h for p in range(self.parts) for h in sorted(before[p] - await self._leased(p))]
+        return hosts, len(hosts)
+
+    async def _leased(self, part: int) -> set[str]:
+        with _wrapped("read the leases"):
+            return {text(h) for h in await self.redis.hkeys(self.part_prefix(part) + "lease")}
 
     async def retry_deferred(self) -> int:
         """A new run of the crawl: the robots.txt files the last run deferred are asked again
         at once; the number of hosts."""
-        return int(await self._run(self._retry_deferred, []))
+        calls = [
+            (
+                lua.RETRY_DEFERRED,
+                self.part_prefix(k) + "deferred",
+                [self.part_prefix(k), self._now()],
+            )
+            for k in range(self.parts)
+        ]
+        return sum(int(n) for n in await self.run(calls))
 
     async def pages(self) -> int:
-        """Pages stored crawl-wide (every worker's)."""
+        """Pages stored crawl-wide (every worker's, every partition's)."""
         with _wrapped("read the crawl's pages"):
-            raw = await self.redis.get(self.prefix + "pages")
-        return int(raw or 0)
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for part in range(self.parts):
+                    pipe.get(self.part_prefix(part) + "pages")
+                return sum(int(raw or 0) for raw in await pipe.execute())
 
     async def set_crawl_delay(self, host: str, seconds: float | None) -> float:
         """Record ``host``'s robots.txt Crawl-delay (None: its robots.txt names none), capped
         by the crawl's cap; the host's delay from now on."""
+        prefix = self.part_prefix(self.part(host))
         value = "" if seconds is None else repr(float(seconds))
-        return float(await self._run(self._crawl_delay, [host, value]))
+        (delay,) = await self.run(
+            [(lua.CRAWL_DELAY, prefix + "host:" + host, [prefix, self._now(), host, value])]
+        )
+        return float(delay)
+
+    def host_key(self, host: str) -> str:
+        return self.part_prefix(self.part(host)) + "host:" + host
 
     async def timing(self, host: str) -> HostTiming:
         """The host's politeness state, as :mod:`gossamer.frontier.politeness` keeps it."""
+        conf = self.part_prefix(self.part(host)) + "conf"
         with _wrapped("read a host's timing"):
-            got = await self.redis.hmget(
-                self.prefix + "host:" + host, "delay", "next", "errors", "site"
-            )
-            base = await self.redis.hget(self.prefix + "politeness", "delay")
-        delay, nxt, errors, site = (None if v is None else _text(v) for v in got)
+            got = await self.redis.hmget(self.host_key(host), "delay", "next", "errors", "site")
+            base = await self.redis.hget(conf, "delay")
+        delay, nxt, errors, site = (None if v is None else text(v) for v in got)
         return HostTiming(
             float(delay if delay is not None else site if site is not None else base or 0.0),
             float(nxt or 0.0),
@@ -372,26 +518,28 @@ class RedisFrontier:
 
     async def host_state(self, host: str) -> dict[str, float]:
         with _wrapped("read a host's state"):
-            raw: dict[bytes | str, bytes | str] = await self.redis.hgetall(
-                self.prefix + "host:" + host
-            )
-        return {_text(k): float(v) for k, v in raw.items()}
+            raw: dict[bytes | str, bytes | str] = await self.redis.hgetall(self.host_key(host))
+        return {text(k): float(v) for k, v in raw.items()}
 
     async def queued(self, host: str) -> list[Job]:
+        key = self.part_prefix(self.part(host)) + "q:" + host
         with _wrapped("read a host's queue"):
-            raw: list[bytes | str] = await self.redis.lrange(self.prefix + "q:" + host, 0, -1)
+            raw: list[bytes | str] = await self.redis.lrange(key, 0, -1)
         return [decode_job(item, host) for item in raw]
 
 
-def _admission(job: Job, sites: SiteRules | None) -> list[str]:
-    """The six ADD/COMPLETE arguments of one URL: shard, fingerprint, host, job JSON, and the
-    URL budget and delay of its host's [[site]] tables ('' where the crawl's apply)."""
-    shard, member = seen_member(job.url)
-    host = job.host or host_of(job.url)
-    budget = delay = ""
-    if sites:
-        rule = sites.for_host(host)
-        if rule.matched:
-            budget = str(rule.max_pages or 0)
-            delay = repr(rule.delay)
-    return [shard, member, host, encode_job(job), budget, delay]
+def summarise(replies: Sequence[StepReply]) -> Wait | Idle | Finished | Deferred | Halted:
+    """What the partitions' answers say together, when none gave a lease. ``Finished`` from
+    one look is exact for one partition only; the rounds confirm it across several."""
+    lefts = {reply.left for reply in replies}
+    for state in ("stopped", "paused"):
+        if state in lefts:
+            return Halted(state)
+    if lefts <= {"empty", "deferred"} and "deferred" in lefts:
+        return Deferred(tuple(sorted(w for reply in replies for w in reply.why)))
+    if lefts <= {"empty"}:
+        return Finished()
+    waits = [reply.until for reply in replies if reply.left == "wait" and reply.until is not None]
+    if waits:
+        return Wait(min(waits))
+    return Idle()

@@ -1,36 +1,35 @@
-"""The Lua scripts that make each step of the shared frontier one atomic Redis round-trip.
+"""The Lua scripts that make each step of the shared frontier one atomic Redis call.
 
 Data flow: :class:`~gossamer.distributed.frontier.RedisFrontier` -> **lua** -> Redis.
-Redis runs a script to the end before any other command, so each step below sees and leaves
-the crawl's keys consistent, whatever the other workers do at the same moment:
+Redis runs a script to the end before any other command, so each step sees and leaves its
+keys consistent, whatever the other workers do at the same moment. Each script touches the
+keys of one hash slot only (``distributed/keys.py``), so the crawl runs on a Redis Cluster:
 
-* ``LEASE``: reap expired leases, then take the earliest host in the ready schedule whose
-  next-allowed time has come, lease it to the calling worker with a fresh fencing token and a
-  TTL, pop its next job and record that job as the lease's in-flight job. Under a page
-  target the lease also reserves one page of it, and none is handed out while the pages
-  stored and reserved reach the target, so the crawl stores exactly the target.
-* ``COMPLETE``: only under the lease's current token: move the host's timing by the
-  politeness rule (``after`` below), queue the retry and the page's new links (seen-set
-  checked), count the page or give its reservation back, release the lease and put the host
-  back in the schedule if it has work.
+* ``STEP`` (one partition, ``P = gossamer:{NAME:K}:``), a worker's batch in one call: first
+  the reaper (expired leases give their job back to the front of the host's queue and the
+  host back to the schedule); then its **completions**, each only under its lease's current
+  token: the host's timing moves by the politeness rule (``after`` below), the retry is
+  queued, the page counted, the lease released and the host scheduled again if it has work;
+  then **links** (seen-set checked, the per-host budget kept, queued per host); then up to
+  ``want`` **leases**: the earliest hosts of the ready schedule whose time has come, each
+  with a fresh fencing token, its next job as the lease's in-flight job. It answers what the
+  partition holds when it could give no more (a time to wait for, others' leases, nothing,
+  or only hosts waiting to retry an unavailable robots.txt past their grace).
+* ``CREDIT`` (the crawl-wide slot, ``G = gossamer:{NAME}:``): the page target as credit. A
+  worker takes credit before it leases pages under a target, one page per lease, and gives
+  back what it did not use; a page stored uses one up (the partitions count pages stored per
+  worker, ``P stored``). The credit a worker that is gone still held comes back through
+  ``RECLAIM``, from what it was given less the pages the partitions say it stored, once its
+  leases are reaped (their completions are refused after that). Credit handed out never
+  passes the target, so a shared crawl stores exactly ``max_pages``.
+* ``RENEW``: a worker's leases of one partition live on (the heartbeat).
 * ``CRAWL_DELAY``: a robots.txt Crawl-delay sets the host's delay (``with_crawl_delay``).
-* ``ADD`` and COMPLETE's links carry, per URL, what the host's ``[[site]]`` tables set
-  (``gossamer.sites``): its URL budget, kept against ``admitted``, and its delay, kept as the
-  host's ``site`` field, which stands for the crawl's delay in every rule of the host.
 * ``RETRY_DEFERRED``: a new run asks the robots.txt files the last one deferred, at once.
-* When nothing is left but hosts waiting to retry an unavailable robots.txt, LEASE waits
-  their grace (``--robots-wait``, ``deferral``: the mirror of
-  :func:`gossamer.frontier.politeness.deferral_end`) and then answers ``deferred`` with
-  their origins: the crawl ends as one process does, leaving them to the next run.
-* ``RENEW``: the heartbeat; extends the worker's unexpired leases, drops the ones it lost,
-  stores its figures.
-* ``REAP``: expired leases give their in-flight job back to the front of the host's queue,
-  their page reservation back to the target and the host back to the schedule.
-* ``ADD``: seeds and other discoveries outside a completion.
-* ``REQUEUE``: a recrawl's pages of one worker's folder, queued again whatever the seen-set
-  says, at most once per recrawl and folder (the marker and the jobs in one step).
-* ``CREATE``: the settings, the politeness values the scripts read and the control state,
-  all or nothing, and only if the crawl does not exist yet.
+* ``REQUEUE``: a recrawl's pages of one worker's folder in one partition, queued again
+  whatever the seen-set says, at most once per recrawl, folder and partition.
+* ``CREATE``: the crawl-wide settings and control, only if the crawl does not exist yet; each
+  partition's copy of what its steps read (``P conf``) is written by every worker that joins
+  (``CONF``, idempotent), so a creator that dies half-way leaves nothing a joiner cannot mend.
 
 The host's timing is the hash ``P host:HOST`` (``delay``, ``next``, ``errors``; ``site``: its
 site's delay, when a table sets one), the state of
@@ -40,22 +39,36 @@ arithmetic on the same doubles, so the two agree exactly
 (``tests/unit/distributed/test_politeness_mirror.py``). Retry-After and the robots.txt retry
 wait are worked out in Python and passed as seconds.
 
-Every script takes the key prefix as ``ARGV[1]`` and the time as ``ARGV[2]`` (empty: Redis
-``TIME``, one clock for every machine; a number: an injected clock for tests). Times are
-seconds as floats and are returned as strings, because Redis truncates Lua numbers to
-integers in replies. Keys are built inside the scripts from the prefix, so the crawl must live
-on one Redis server (not a Redis Cluster; see the notes of issue 12).
+Every script takes its slot's key prefix as ``ARGV[1]`` and the time as ``ARGV[2]`` (empty:
+Redis ``TIME``, one clock for every machine; a number: an injected clock for tests), and one
+key of that slot as ``KEYS[1]``, so a cluster client routes the call. Times are seconds as
+floats and are returned as strings, because Redis truncates Lua numbers to integers in
+replies. A lease is one field of ``P lease`` (host -> ``token TAB worker TAB reserved TAB
+job``; JSON never holds a raw tab) and one member of ``P leases`` (by expiry, for the reaper).
 """
 
 from __future__ import annotations
 
 from gossamer.frontier.politeness import LOCAL_FAULT_PAUSE, MAX_DOUBLINGS
 
-__all__ = ["ADD", "COMPLETE", "CRAWL_DELAY", "CREATE", "LEASE", "REAP", "RENEW", "RETRY_DEFERRED"]
+__all__ = [
+    "CONF",
+    "CRAWL_DELAY",
+    "CREATE",
+    "CREDIT",
+    "RECLAIM",
+    "RENEW",
+    "REQUEUE",
+    "RETRY_DEFERRED",
+    "STEP",
+]
 
 _COMMON = (
     """
 local P = ARGV[1]
+-- The crawl-wide prefix (gossamer:{NAME}:) of this partition's (gossamer:{NAME:K}:): idle
+-- workers listen on its 'work' channel (a channel is no key: PUBLISH reaches every node).
+local G = (string.gsub(P, ':%d+}:$', '}:'))
 local LOCAL_FAULT_PAUSE = """
     + repr(LOCAL_FAULT_PAUSE)
     + """
@@ -68,242 +81,337 @@ local function clock(arg)
   local t = redis.call('TIME')
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
 end
-local scheduled = 0
-local function schedule(host)
-  if redis.call('LLEN', P..'q:'..host) > 0 then
-    local nxt = tonumber(redis.call('HGET', P..'host:'..host, 'next') or '0')
-    scheduled = scheduled + redis.call('ZADD', P..'ready', nxt, host)
+local conf = redis.call('HMGET', P..'conf', 'delay', 'crawl_delay_cap', 'max_backoff',
+                        'per_host', 'robots_wait', 'state')
+local BASE_DELAY = tonumber(conf[1] or '0')
+local DELAY_CAP = tonumber(conf[2] or '0')
+local MAX_BACKOFF = tonumber(conf[3] or '0')
+local PER_HOST = tonumber(conf[4] or '0')
+local ROBOTS_WAIT = tonumber(conf[5] or '30')
+local STATE = conf[6] or 'running'
+-- The hosts to put in the schedule at the end of the step (host -> next-allowed time), and
+-- whether any new work appeared, for the idle workers listening on the 'work' channel.
+local ready_add = {}
+local woken = false
+local function flush_ready()
+  local args = {}
+  for host, nxt in pairs(ready_add) do
+    table.insert(args, nxt)
+    table.insert(args, host)
   end
+  for i = 1, #args, 1000 do
+    redis.call('ZADD', P..'ready', unpack(args, i, math.min(i + 999, #args)))
+  end
+  if #args > 0 then woken = true end
 end
--- Idle workers listen on P..'work': a host newly in the schedule may be theirs to take.
-local function wake()
-  if scheduled > 0 then redis.call('PUBLISH', P..'work', scheduled) end
-end
--- The host's delay before Crawl-delay: its [[site]] tables' (admit), else the crawl's.
-local function site_delay(hk)
-  local site = tonumber(redis.call('HGET', hk, 'site') or '')
-  if site then return site end
-  return tonumber(redis.call('HGET', P..'politeness', 'delay') or '0')
-end
--- The host's delay: its own once its robots.txt was read (CRAWL_DELAY), else its site's.
-local function host_delay(hk)
-  local own = tonumber(redis.call('HGET', hk, 'delay') or '')
-  if own then return own end
-  return site_delay(hk)
+local function lease_of(raw)
+  local token, worker, reserved, job = string.match(raw, '^([^\t]*)\t([^\t]*)\t([^\t]*)\t(.*)$')
+  return token, worker, reserved, job
 end
 -- politeness.with_crawl_delay: the site's delay or the capped Crawl-delay, the longer.
-local function with_crawl_delay(hk, crawl_delay)
-  local delay = site_delay(hk)
-  if crawl_delay then
-    local cap = tonumber(redis.call('HGET', P..'politeness', 'crawl_delay_cap'))
-    delay = math.max(delay, math.min(crawl_delay, cap))
-  end
-  redis.call('HSET', hk, 'delay', fmt(delay))
-  return delay
+local function site_delay(site)
+  local own = tonumber(site or '')
+  if own then return own end
+  return BASE_DELAY
 end
 -- politeness.error_backoff
-local function error_backoff(delay, errors, max_backoff)
-  return math.min(math.max(delay, 1) * 2 ^ math.min(errors, MAX_DOUBLINGS), max_backoff)
+local function error_backoff(delay, errors)
+  return math.min(math.max(delay, 1) * 2 ^ math.min(errors, MAX_DOUBLINGS), MAX_BACKOFF)
 end
 -- politeness.after: answer 'ok' | 'fault' | 'slow' | 'local' | 'unavailable'; wait the
--- seconds the outcome named (Retry-After, the next robots.txt attempt) or nil.
-local function after(hk, answer, wait, now)
-  local max_backoff = tonumber(redis.call('HGET', P..'politeness', 'max_backoff'))
-  local delay = host_delay(hk)
-  local got = redis.call('HMGET', hk, 'errors', 'next')
-  local errors = tonumber(got[1] or '0')
+-- seconds the outcome named (Retry-After, the next robots.txt attempt) or nil. h: the host
+-- hash's delay, site, next, errors. The next-allowed time and the new run of faults.
+local function after(h, answer, wait, now)
+  local delay = tonumber(h[1] or '') or site_delay(h[2])
+  local errors = tonumber(h[4] or '0')
   local rest = 0
   if answer == 'fault' then
-    rest = error_backoff(delay, errors, max_backoff)
+    rest = error_backoff(delay, errors)
   elseif answer == 'slow' then
-    rest = math.min(wait or error_backoff(delay, errors, max_backoff), max_backoff)
+    rest = math.min(wait or error_backoff(delay, errors), MAX_BACKOFF)
   elseif answer == 'local' then
     rest = wait or LOCAL_FAULT_PAUSE
   elseif answer == 'unavailable' then
     rest = wait or 0
   end
   if answer == 'ok' or answer == 'local' then errors = 0 else errors = errors + 1 end
-  local nxt = math.max(tonumber(got[2] or '0'), now + math.max(delay, rest))
-  redis.call('HSET', hk, 'next', fmt(nxt), 'errors', tostring(errors))
-  return nxt
+  return math.max(tonumber(h[3] or '0'), now + math.max(delay, rest)), errors
 end
--- A page reserved by a lease and not stored after all goes back to the target.
-local function unreserve()
-  if redis.call('DECR', P..'reserved') < 0 then redis.call('SET', P..'reserved', '0') end
-  scheduled = scheduled + 1  -- a worker waiting for room under the target may lease again
+local function host_delay(hk)
+  local h = redis.call('HMGET', hk, 'delay', 'site')
+  return tonumber(h[1] or '') or site_delay(h[2])
+end
+-- The host goes back to the schedule if it has work (and no lease: the caller knows).
+local function schedule(host, nxt)
+  if redis.call('LLEN', P..'q:'..host) > 0 then
+    if not nxt then nxt = tonumber(redis.call('HGET', P..'host:'..host, 'next') or '0') end
+    ready_add[host] = fmt(nxt)
+  end
 end
 local function reap(now, limit)
   local hosts = redis.call('ZRANGEBYSCORE', P..'leases', '-inf', now, 'LIMIT', 0, limit)
-  local returned = 0
   for _, host in ipairs(hosts) do
-    local lease = P..'lease:'..host
-    local got = redis.call('HMGET', lease, 'worker', 'job', 'reserved')
-    if got[2] then
-      redis.call('LPUSH', P..'q:'..host, got[2])
-      returned = returned + 1
+    local raw = redis.call('HGET', P..'lease', host)
+    if raw then
+      local _, _, _, job = lease_of(raw)
+      if job and job ~= '' then redis.call('LPUSH', P..'q:'..host, job) end
+      redis.call('HDEL', P..'lease', host)
     end
-    if got[1] then redis.call('SREM', P..'held:'..got[1], host) end
-    if got[3] then unreserve() end
-    redis.call('DEL', lease)
     redis.call('ZREM', P..'leases', host)
-    -- the dead worker's request may still reach the host: its delay counts from now
+    -- the gone worker's request may still reach the host: its delay counts from now
     local hk = P..'host:'..host
-    local nxt = tonumber(redis.call('HGET', hk, 'next') or '0')
-    redis.call('HSET', hk, 'next', fmt(math.max(nxt, now + host_delay(hk))))
-    schedule(host)
+    local nxt = math.max(tonumber(redis.call('HGET', hk, 'next') or '0'), now + host_delay(hk))
+    redis.call('HSET', hk, 'next', fmt(nxt))
+    schedule(host, nxt)
   end
-  return hosts, returned
+  if #hosts > 0 then redis.call('INCR', P..'epoch') end
+  return #hosts
 end
--- politeness.deferral_end, for a crawl left with nothing but hosts waiting to retry an
--- unavailable robots.txt (P..'deferred': host -> time of its first unavailable answer):
--- nil while other work remains; else {'wait', time} until their grace (robots_wait) is
--- over, then {'deferred', origin...}: every worker ends and a later run asks them again.
-local function deferral(now)
-  if redis.call('ZCARD', P..'leases') > 0 then return nil end
-  if redis.call('ZCARD', P..'ready') > redis.call('HLEN', P..'deferred') then return nil end
-  local grace = tonumber(redis.call('HGET', P..'politeness', 'robots_wait') or '30')
-  local hosts = redis.call('ZRANGE', P..'ready', 0, -1, 'WITHSCORES')
-  local ending = now
-  local origins = {}
-  for i = 1, #hosts, 2 do
-    local at = tonumber(redis.call('HGET', P..'deferred', hosts[i]) or '')
-    if not at then return nil end
-    if tonumber(hosts[i + 1]) <= at + grace then ending = math.max(ending, at + grace) end
-    table.insert(origins, redis.call('HGET', P..'deferred_origin', hosts[i]) or hosts[i])
+"""
+)
+
+# ARGV: P, now, worker, ttl, want, reserve ('1': each lease holds a page of the target),
+#       reap limit, completion count, link count,
+#       then per completion: host, token, answer, wait ('' or seconds), retry job ('' or
+#       JSON), count page ('1'|'0'), deferred ('' or 'origin TAB why');
+#       then per link: shard, member, host, job, budget, delay ('': the crawl's).
+# -> {state, pages stored in the partition, links queued, epoch, then what is left
+#     ('more': it gave all wanted | 'wait', time | 'idle' | 'empty' | 'deferred'),
+#     lost count, lost hosts..., lease count, (host, token, job)...,
+#     deferred count, ('origin TAB why')...}
+STEP = (
+    _COMMON
+    + """
+local now = clock(ARGV[2])
+local worker, ttl, want = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local reserve = ARGV[6] == '1'
+local ncomp, nlinks = tonumber(ARGV[8]), tonumber(ARGV[9])
+reap(now, tonumber(ARGV[7]))
+local changed = false
+-- Completions.
+local lost = {}
+local stored = 0
+local base = 10
+if ncomp > 0 then
+  local hosts = {}
+  for i = 0, ncomp - 1 do table.insert(hosts, ARGV[base + 7 * i]) end
+  local held = redis.call('HMGET', P..'lease', unpack(hosts))
+  local released = {}
+  for i = 0, ncomp - 1 do
+    local a = base + 7 * i
+    local host = ARGV[a]
+    local token, holder, reserved = nil, nil, nil
+    if held[i + 1] then token, holder, reserved = lease_of(held[i + 1]) end
+    if token ~= ARGV[a + 1] then
+      table.insert(lost, host)
+    else
+      local hk = P..'host:'..host
+      local answer = ARGV[a + 2]
+      local h = redis.call('HMGET', hk, 'delay', 'site', 'next', 'errors', 'fetched', 'deferred')
+      local nxt, errors = after(h, answer, tonumber(ARGV[a + 3]), now)
+      local fields = {'next', fmt(nxt), 'errors', tostring(errors),
+                      'fetched', tostring(tonumber(h[5] or '0') + 1)}
+      if answer == 'unavailable' then  -- waiting for its robots.txt: since its first answer
+        if not h[6] then
+          table.insert(fields, 'deferred')
+          table.insert(fields, fmt(now))
+          redis.call('HSET', P..'deferred', host, fmt(now))
+        end
+        if ARGV[a + 6] ~= '' then redis.call('HSET', P..'deferred_origin', host, ARGV[a + 6]) end
+      elseif answer ~= 'local' and h[6] then
+        redis.call('HDEL', hk, 'deferred')
+        redis.call('HDEL', P..'deferred', host)
+        redis.call('HDEL', P..'deferred_origin', host)
+      end
+      redis.call('HSET', hk, unpack(fields))
+      if ARGV[a + 4] ~= '' then redis.call('RPUSH', P..'q:'..host, ARGV[a + 4]) end
+      if ARGV[a + 5] == '1' then stored = stored + 1 end
+      table.insert(released, host)
+      schedule(host, nxt)
+    end
   end
-  if #hosts == 0 then return nil end
-  if now < ending then return {'wait', fmt(math.min(ending, tonumber(hosts[2])))} end
-  table.insert(origins, 1, 'deferred')
-  return origins
+  if #released > 0 then
+    redis.call('HDEL', P..'lease', unpack(released))
+    redis.call('ZREM', P..'leases', unpack(released))
+    changed = true
+  end
 end
--- Each URL: shard, member, host, job, then its host's [[site]] budget and delay ('': the
--- crawl's; a budget of 0: none).
-local function admit(base, count)
-  local limit = tonumber(redis.call('HGET', P..'politeness', 'per_host') or '0')
-  local queued = 0
-  for i = base, base + 6 * (count - 1), 6 do
-    local host = ARGV[i + 2]
-    local hk = P..'host:'..host
-    if ARGV[i + 5] ~= '' then redis.call('HSETNX', hk, 'site', ARGV[i + 5]) end
-    if redis.call('SADD', P..'seen:'..ARGV[i], ARGV[i + 1]) == 1 then
-      local budget = tonumber(ARGV[i + 4]) or limit
-      local admitted = redis.call('HINCRBY', hk, 'admitted', 1)
-      if budget == 0 or admitted <= budget then
-        redis.call('RPUSH', P..'q:'..host, ARGV[i + 3])
-        queued = queued + 1
-        if redis.call('EXISTS', P..'lease:'..host) == 0 then schedule(host) end
+local pages
+if stored > 0 then
+  pages = redis.call('INCRBY', P..'pages', stored)
+  redis.call('HINCRBY', P..'stored', worker, stored)
+else
+  pages = tonumber(redis.call('GET', P..'pages') or '0')
+end
+-- Links: the seen-set, then the budget, then the host's queue.
+local queued = 0
+base = base + 7 * ncomp
+local fresh = {}
+local order = {}
+for i = 0, nlinks - 1 do
+  local a = base + 6 * i
+  local host = ARGV[a + 2]
+  local hk = P..'host:'..host
+  if ARGV[a + 5] ~= '' then redis.call('HSETNX', hk, 'site', ARGV[a + 5]) end
+  if redis.call('SADD', P..'seen:'..ARGV[a], ARGV[a + 1]) == 1 then
+    local budget = tonumber(ARGV[a + 4]) or PER_HOST
+    local take = true
+    if budget > 0 then take = redis.call('HINCRBY', hk, 'admitted', 1) <= budget end
+    if take then
+      if not fresh[host] then
+        fresh[host] = {}
+        table.insert(order, host)
+      end
+      table.insert(fresh[host], ARGV[a + 3])
+      queued = queued + 1
+    end
+  end
+end
+for _, host in ipairs(order) do
+  local jobs = fresh[host]
+  for i = 1, #jobs, 1000 do
+    redis.call('RPUSH', P..'q:'..host, unpack(jobs, i, math.min(i + 999, #jobs)))
+  end
+  if not ready_add[host] and redis.call('HEXISTS', P..'lease', host) == 0 then
+    if not redis.call('ZSCORE', P..'ready', host) then schedule(host, nil) end
+  end
+end
+if queued > 0 then changed = true end
+flush_ready()
+-- Leases.
+local given = {}
+local left = 'more'
+if STATE == 'paused' or STATE == 'stopped' then
+  want = 0
+  left = STATE
+end
+if want > 0 then
+  local hosts = redis.call('ZRANGEBYSCORE', P..'ready', '-inf', now, 'LIMIT', 0, want)
+  if #hosts > 0 then
+    redis.call('ZREM', P..'ready', unpack(hosts))
+    local token = redis.call('INCRBY', P..'tokens', #hosts) - #hosts
+    local expires = fmt(now + ttl)
+    local leases, expiry = {}, {}
+    for _, host in ipairs(hosts) do
+      local job = redis.call('LPOP', P..'q:'..host)
+      if job then
+        token = token + 1
+        local mark = reserve and '1' or ''
+        table.insert(leases, host)
+        table.insert(leases, tostring(token)..'\t'..worker..'\t'..mark..'\t'..job)
+        table.insert(expiry, expires)
+        table.insert(expiry, host)
+        table.insert(given, host)
+        table.insert(given, tostring(token))
+        table.insert(given, job)
+      end
+    end
+    if #leases > 0 then
+      redis.call('HSET', P..'lease', unpack(leases))
+      redis.call('ZADD', P..'leases', unpack(expiry))
+    end
+  end
+  if #given / 3 < want then
+    local first = redis.call('ZRANGE', P..'ready', 0, 0, 'WITHSCORES')
+    if #first > 0 then
+      left = 'wait'
+    elseif redis.call('ZCARD', P..'leases') > 0 then
+      left = 'idle'
+    else
+      left = 'empty'
+    end
+  end
+end
+-- Nothing left here but hosts waiting to retry an unavailable robots.txt
+-- (P..'deferred': host -> time of its first unavailable answer), past their grace
+-- (politeness.deferral_end): 'deferred' with their origins; before it, wait for it.
+local wait_until = nil
+local deferred = {}
+if left == 'wait' then
+  local first = redis.call('ZRANGE', P..'ready', 0, 0, 'WITHSCORES')
+  wait_until = tonumber(first[2])
+  local nd = redis.call('HLEN', P..'deferred')
+  if nd > 0 and redis.call('ZCARD', P..'leases') == 0 and redis.call('ZCARD', P..'ready') <= nd then
+    local hosts = redis.call('ZRANGE', P..'ready', 0, -1, 'WITHSCORES')
+    local ending = now
+    local all = true
+    for i = 1, #hosts, 2 do
+      local at = tonumber(redis.call('HGET', P..'deferred', hosts[i]) or '')
+      if not at then all = false break end
+      if tonumber(hosts[i + 1]) <= at + ROBOTS_WAIT then
+        ending = math.max(ending, at + ROBOTS_WAIT)
+      end
+      table.insert(deferred, redis.call('HGET', P..'deferred_origin', hosts[i]) or hosts[i])
+    end
+    if not all then
+      deferred = {}
+    elseif now < ending then
+      deferred = {}
+      wait_until = math.min(ending, wait_until)
+    else
+      left = 'deferred'
+    end
+  end
+end
+local epoch
+if changed then epoch = redis.call('INCR', P..'epoch')
+else epoch = tonumber(redis.call('GET', P..'epoch') or '0') end
+if woken then redis.call('PUBLISH', G..'work', '1') end
+local out = {STATE, pages, queued, epoch, left, wait_until and fmt(wait_until) or '', #lost}
+for _, host in ipairs(lost) do table.insert(out, host) end
+table.insert(out, #given / 3)
+for _, item in ipairs(given) do table.insert(out, item) end
+table.insert(out, #deferred)
+for _, item in ipairs(deferred) do table.insert(out, item) end
+return out
+"""
+)
+
+# ARGV: P, now, worker, ttl, then (host, token) pairs -> {hosts still held...}
+# The leases named live ttl seconds more, if the worker still holds them under that token; a
+# lease granted by a step whose answer never arrived (the connection dropped) is not named,
+# so it expires and its job goes back to the schedule.
+RENEW = (
+    _COMMON
+    + """
+local now = clock(ARGV[2])
+local worker = ARGV[3]
+local expires = fmt(now + tonumber(ARGV[4]))
+local held = {}
+local expiry = {}
+for i = 5, #ARGV, 2 do
+  local raw = redis.call('HGET', P..'lease', ARGV[i])
+  if raw then
+    local token, holder = lease_of(raw)
+    if token == ARGV[i + 1] and holder == worker then
+      local at = redis.call('ZSCORE', P..'leases', ARGV[i])
+      if at and tonumber(at) > now then
+        table.insert(expiry, expires)
+        table.insert(expiry, ARGV[i])
+        table.insert(held, ARGV[i])
       end
     end
   end
-  return queued
 end
+if #expiry > 0 then redis.call('ZADD', P..'leases', 'XX', unpack(expiry)) end
+return held
 """
 )
 
-# ARGV: prefix, now, reap_limit -> {hosts reaped..., jobs returned (last)}
-REAP = (
+# ARGV: P, now, host, Crawl-delay ('' = none) -> the host's delay
+CRAWL_DELAY = (
     _COMMON
     + """
-local hosts, returned = reap(clock(ARGV[2]), tonumber(ARGV[3]))
-wake()
-table.insert(hosts, tostring(returned))
-return hosts
+local hk = P..'host:'..ARGV[3]
+local delay = site_delay(redis.call('HGET', hk, 'site'))
+local crawl_delay = tonumber(ARGV[4])
+if crawl_delay then delay = math.max(delay, math.min(crawl_delay, DELAY_CAP)) end
+redis.call('HSET', hk, 'delay', fmt(delay))
+return fmt(delay)
 """
 )
 
-# ARGV: prefix, now, worker, ttl, reap_limit
-# -> {'job', host, token, job} | {'wait', time} | {'idle'} | {'finished'}
-#    | {'deferred', origin...} | {'paused'|'stopped'|'target'}
-LEASE = (
-    _COMMON
-    + """
-local now = clock(ARGV[2])
-local state = redis.call('HGET', P..'control', 'state')
-if state == 'paused' or state == 'stopped' then return {state} end
-reap(now, tonumber(ARGV[5]))
--- The page target (0: none): a lease reserves one page of it, so that the pages stored
--- plus the fetches that may still store one never pass it.
-local target = tonumber(redis.call('HGET', P..'politeness', 'target') or '0')
-local reserve = target > 0
-if reserve then
-  local stored = tonumber(redis.call('GET', P..'pages') or '0')
-  if stored >= target then wake() return {'target'} end
-  if stored + tonumber(redis.call('GET', P..'reserved') or '0') >= target then
-    wake()
-    return {'idle'}  -- the fetches in flight may reach it, or give their pages back
-  end
-end
-for _ = 1, 16 do
-  local first = redis.call('ZRANGE', P..'ready', 0, 0, 'WITHSCORES')
-  if #first == 0 then
-    if redis.call('ZCARD', P..'leases') == 0 then return {'finished'} end
-    return {'idle'}
-  end
-  local host = first[1]
-  if tonumber(first[2]) > now then return deferral(now) or {'wait', first[2]} end
-  redis.call('ZREM', P..'ready', host)
-  local job = redis.call('LPOP', P..'q:'..host)
-  if job then
-    local token = tostring(redis.call('INCR', P..'tokens'))
-    local expires = now + tonumber(ARGV[4])
-    redis.call('HSET', P..'lease:'..host, 'worker', ARGV[3], 'token', token, 'job', job,
-               'expires', fmt(expires))
-    if reserve then
-      redis.call('HSET', P..'lease:'..host, 'reserved', '1')
-      redis.call('INCR', P..'reserved')
-    end
-    redis.call('ZADD', P..'leases', expires, host)
-    redis.call('SADD', P..'held:'..ARGV[3], host)
-    return {'job', host, token, job}
-  end
-end
-return {'wait', fmt(now)}
-"""
-)
-
-# ARGV: prefix, now, host, token, answer ('ok'|'fault'|'slow'|'local'|'unavailable'),
-#       wait ('' or seconds: Retry-After, the next robots.txt attempt), retry job ('' or
-#       JSON), count page ('1'|'0'), the origin of an unavailable robots.txt and why ('' or
-#       'origin TAB why'), then (shard, member, host, job, budget, delay) per link
-# -> {'done', next-allowed time, links queued, pages stored} | {'lost'}
-COMPLETE = (
-    _COMMON
-    + """
-local now = clock(ARGV[2])
-local host = ARGV[3]
-local lease = P..'lease:'..host
-local held = redis.call('HMGET', lease, 'token', 'worker', 'reserved')
-if held[1] ~= ARGV[4] then return {'lost'} end
-local hk = P..'host:'..host
-local nxt = after(hk, ARGV[5], tonumber(ARGV[6]), now)
-redis.call('HINCRBY', hk, 'fetched', 1)
-if ARGV[5] == 'unavailable' then  -- waiting for its robots.txt: since its first such answer
-  redis.call('HSETNX', P..'deferred', host, fmt(now))
-  if ARGV[9] ~= '' then redis.call('HSET', P..'deferred_origin', host, ARGV[9]) end
-elseif ARGV[5] ~= 'local' then
-  redis.call('HDEL', P..'deferred', host)
-  redis.call('HDEL', P..'deferred_origin', host)
-end
-if ARGV[7] ~= '' then redis.call('RPUSH', P..'q:'..host, ARGV[7]) end
-redis.call('DEL', lease)
-redis.call('ZREM', P..'leases', host)
-redis.call('SREM', P..'held:'..held[2], host)
-local pages = 0
-if ARGV[8] == '1' then
-  pages = redis.call('INCR', P..'pages')
-  if held[3] then redis.call('DECR', P..'reserved') end  -- the reservation became the page
-elseif held[3] then
-  unreserve()
-end
-local queued = admit(10, (#ARGV - 9) / 6)
-schedule(host)
-wake()
-return {'done', fmt(nxt), queued, pages}
-"""
-)
-
-# ARGV: prefix, now -> hosts made ready again
-# A new run of the crawl asks the robots.txt files it deferred again, at once.
+# ARGV: P, now -> hosts made ready again
 RETRY_DEFERRED = (
     _COMMON
     + """
@@ -311,6 +419,7 @@ local now = clock(ARGV[2])
 local hosts = redis.call('HKEYS', P..'deferred')
 for _, host in ipairs(hosts) do
   redis.call('HSET', P..'host:'..host, 'next', fmt(now))
+  redis.call('HDEL', P..'host:'..host, 'deferred')
   if redis.call('ZSCORE', P..'ready', host) then redis.call('ZADD', P..'ready', now, host) end
   local origin = redis.call('HGET', P..'deferred_origin', host)
   if origin then  -- the cached unavailable answer ('origin TAB why')
@@ -322,58 +431,7 @@ return #hosts
 """
 )
 
-# ARGV: prefix, now, host, Crawl-delay ('' = none) -> the host's delay
-CRAWL_DELAY = (
-    _COMMON
-    + """
-return fmt(with_crawl_delay(P..'host:'..ARGV[3], tonumber(ARGV[4])))
-"""
-)
-
-# ARGV: prefix, now, then (shard, member, host, job, budget, delay) per URL -> URLs queued
-ADD = (
-    _COMMON
-    + """
-local queued = admit(3, (#ARGV - 2) / 6)
-wake()
-return queued
-"""
-)
-
-# ARGV: prefix, now, worker, ttl, figures JSON -> {hosts still held...}
-RENEW = (
-    _COMMON
-    + """
-local now = clock(ARGV[2])
-local worker = ARGV[3]
--- ARGV[6] == '1': renew only the leases whose tokens follow (those the worker knows it
--- holds); a lease whose LEASE answer was lost with a connection then expires and is reaped.
-local only = nil
-if ARGV[6] == '1' then
-  only = {}
-  for i = 7, #ARGV do only[ARGV[i]] = true end
-end
-local held = {}
-for _, host in ipairs(redis.call('SMEMBERS', P..'held:'..worker)) do
-  local lease = P..'lease:'..host
-  local got = redis.call('HMGET', lease, 'worker', 'expires', 'token')
-  local known = only == nil or (got[3] and only[got[3]])
-  if got[1] == worker and tonumber(got[2]) > now and known then
-    local expires = now + tonumber(ARGV[4])
-    redis.call('HSET', lease, 'expires', fmt(expires))
-    redis.call('ZADD', P..'leases', 'XX', expires, host)
-    table.insert(held, host)
-  elseif got[1] ~= worker then
-    redis.call('SREM', P..'held:'..worker, host)
-  end
-end
-redis.call('HSET', P..'workers', worker, ARGV[5])
-redis.call('HSET', P..'beats', worker, fmt(now))
-return held
-"""
-)
-
-# ARGV: prefix, now, marker (the recrawl's start and the folder's id), then host, job pairs
+# ARGV: P, now, marker (the recrawl's start and the folder's id), then host, job pairs
 # -> the number queued, or -1 when this folder's pages were queued for this recrawl already
 REQUEUE = (
     _COMMON
@@ -383,18 +441,80 @@ local queued = 0
 for i = 4, #ARGV, 2 do
   redis.call('RPUSH', P..'q:'..ARGV[i], ARGV[i + 1])
   queued = queued + 1
-  if redis.call('EXISTS', P..'lease:'..ARGV[i]) == 0 then schedule(ARGV[i]) end
+  if redis.call('HEXISTS', P..'lease', ARGV[i]) == 0 then schedule(ARGV[i], nil) end
 end
-wake()
+flush_ready()
+if queued > 0 then redis.call('INCR', P..'epoch') end
+if woken then redis.call('PUBLISH', G..'work', '1') end
 return queued
 """
 )
 
-# ARGV: prefix, settings JSON, then field, value pairs of the politeness hash -> 1 if created
+# ARGV: G, settings JSON, then field, value pairs of the politeness hash -> 1 if created
 CREATE = """
-local P = ARGV[1]
-if not redis.call('SET', P..'settings', ARGV[2], 'NX') then return 0 end
-for i = 3, #ARGV, 2 do redis.call('HSET', P..'politeness', ARGV[i], ARGV[i + 1]) end
-redis.call('HSET', P..'control', 'state', 'running')
+local G = ARGV[1]
+if not redis.call('SET', G..'settings', ARGV[2], 'NX') then return 0 end
+for i = 3, #ARGV, 2 do redis.call('HSET', G..'politeness', ARGV[i], ARGV[i + 1]) end
+redis.call('HSET', G..'control', 'state', 'running')
+local target = tonumber(redis.call('HGET', G..'politeness', 'target') or '0')
+redis.call('SET', G..'credit', tostring(target))
 return 1
+"""
+
+# ARGV: P, then field, value pairs of the crawl's politeness and its control state
+# The partition's copy of what its steps read; written by every worker that joins.
+CONF = """
+local P = ARGV[1]
+for i = 2, #ARGV, 2 do redis.call('HSET', P..'conf', ARGV[i], ARGV[i + 1]) end
+return 1
+"""
+
+# ARGV: G, now, worker, take (credit wanted), give (credit given back)
+# -> {credit granted now, credit left crawl-wide, state, target}
+# G credit: target credit not handed out; G granted: worker -> credit it was given in all
+# (less what it gave back). No target (0): nothing is granted or needed.
+CREDIT = """
+local G = ARGV[1]
+local worker, take, give = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local target = tonumber(redis.call('HGET', G..'politeness', 'target') or '0')
+local state = redis.call('HGET', G..'control', 'state') or 'running'
+if target == 0 then return {0, 0, state, 0} end
+-- Asking is a sign of life, as a heartbeat is (the reclaim spares a worker that asks).
+local now = ARGV[2]
+if now == '' then
+  local t = redis.call('TIME')
+  now = string.format('%.17g', tonumber(t[1]) + tonumber(t[2]) / 1000000)
+end
+redis.call('HSET', G..'beats', worker, now)
+-- A worker taken for gone (its credit reclaimed) holds none: it is told so (-1).
+if redis.call('HEXISTS', G..'reclaimed', worker) == 1 then return {-1, 0, state, target} end
+local left = tonumber(redis.call('GET', G..'credit') or '0')
+if give > 0 then
+  left = left + give
+  redis.call('HINCRBY', G..'granted', worker, -give)
+end
+local granted = math.max(0, math.min(take, left))
+if granted > 0 then
+  left = left - granted
+  redis.call('HINCRBY', G..'granted', worker, granted)
+end
+if granted > 0 or give > 0 then redis.call('SET', G..'credit', tostring(left)) end
+if give > 0 then redis.call('PUBLISH', G..'work', '1') end
+return {granted, left, state, target}
+"""
+
+# ARGV: G, now, worker, the pages the partitions say it stored
+# The credit of a worker that is gone, back to the crawl: what it was given less what it
+# stored. -> the credit returned
+RECLAIM = """
+local G = ARGV[1]
+local given = tonumber(redis.call('HGET', G..'granted', ARGV[3]) or '0')
+local back = math.max(0, given - tonumber(ARGV[4]))
+redis.call('HDEL', G..'granted', ARGV[3])
+redis.call('HSET', G..'reclaimed', ARGV[3], ARGV[4])
+if back > 0 then
+  redis.call('INCRBY', G..'credit', back)
+  redis.call('PUBLISH', G..'work', '1')
+end
+return back
 """

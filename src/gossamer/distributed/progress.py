@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 
 from gossamer.crawling.progress import Painter, status_line
 from gossamer.distributed.control import queued_urls
+from gossamer.distributed.keys import crawl_prefix
 from gossamer.distributed.livestatus import read_statuses
 from gossamer.monitor.series import Timeline
 from gossamer.monitor.status import merge_statuses, merge_totals
@@ -29,7 +30,7 @@ class SharedProgress:
     def __init__(self, redis: Redis, name: str, targets: tuple[int | None, float | None]) -> None:
         self._redis = redis
         self._name = name
-        self._prefix = f"gossamer:{name}:"
+        self._prefix = crawl_prefix(name)
         self._targets = targets
         self._started = time.monotonic()
         self._timeline = Timeline()

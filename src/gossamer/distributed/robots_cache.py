@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
-__all__ = ["RobotsEntry", "get", "put"]
+__all__ = ["RobotsEntry", "get", "key", "put"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,17 +24,18 @@ class RobotsEntry:
     body: bytes
 
 
-def _key(name: str, origin: str) -> str:
-    return f"gossamer:{name}:robots:{origin}"
+def key(prefix: str, origin: str) -> str:
+    """``prefix``: the partition of the origin's host (``keys.part_prefix``)."""
+    return f"{prefix}robots:{origin}"
 
 
-async def put(redis: Redis, name: str, origin: str, entry: RobotsEntry, ttl: float) -> None:
+async def put(redis: Redis, prefix: str, origin: str, entry: RobotsEntry, ttl: float) -> None:
     payload = {"s": entry.status, "b": base64.b64encode(entry.body).decode("ascii")}
-    await redis.set(_key(name, origin), json.dumps(payload), px=max(1, int(ttl * 1000)))
+    await redis.set(key(prefix, origin), json.dumps(payload), px=max(1, int(ttl * 1000)))
 
 
-async def get(redis: Redis, name: str, origin: str) -> RobotsEntry | None:
-    raw = await redis.get(_key(name, origin))
+async def get(redis: Redis, prefix: str, origin: str) -> RobotsEntry | None:
+    raw = await redis.get(key(prefix, origin))
     if raw is None:
         return None
     try:

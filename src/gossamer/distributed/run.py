@@ -94,7 +94,7 @@ async def _stored(front: RedisFrontier, patience: Patience, config: CrawlConfig)
     waited = 0.0
     while (raw := await patience.call(front.stored_settings)) is None:
         if waited >= patience.limit:
-            name = front.prefix.split(":")[1]
+            name = front.name
             raise SharedFrontierError(f"there is no crawl named {name!r} in this Redis")
         await asyncio.sleep(CREATION_POLL)
         waited += CREATION_POLL
@@ -124,6 +124,7 @@ async def _prepare(
             config = dataclasses.replace(config, time_limit=own_limit)
             proxies_of(config)  # this machine's route, checked as crawl checks its own
             front.sites = SiteRules.of(config)  # the crawl's [[site]] tables, as stored
+            await patience.call(front.open)  # its partitions, and their copy of the values
         if recrawl is not None:
             if created:
                 raise ConfigError(

@@ -1,9 +1,9 @@
 """A shared crawl's side of the scheduling seam: tickets from the Redis frontier.
 
-Data flow: Redis (``distributed/frontier.py``: LEASE) -> **RedisSeam.lease** -> the crawl loop
-(``crawling/loop.py``) -> **page_done / robots_done** -> COMPLETE, which moves the host's timing
-(the Lua mirror of ``frontier/politeness.py``) and queues the page's links through the shared
-seen-set.
+Data flow: Redis (``distributed/frontier.py``) -> the worker's rounds (``rounds.py``: leases
+in a pool) -> **RedisSeam.lease** -> the crawl loop (``crawling/loop.py``) -> **page_done /
+robots_done** -> the rounds' outbox -> a STEP that moves the host's timing (the Lua mirror of
+``frontier/politeness.py``) and queues the page's links through the shared seen-set.
 
 A host is leased to one worker at a time. A robots.txt is fetched under the lease of the page
 waiting behind it: the ticket is then that robots.txt, its answer goes to Redis for every
@@ -28,17 +28,16 @@ from gossamer.crawling.recording import Recording
 from gossamer.crawling.seam import PageDone, Ticket
 from gossamer.distributed import robots_cache
 from gossamer.distributed.frontier import (
+    Completion,
     Deferred,
     Finished,
     Halted,
     Lease,
-    Leased,
-    Lost,
     RedisFrontier,
-    Wait,
 )
 from gossamer.distributed.links import LinkBuffer
 from gossamer.distributed.patience import Patience
+from gossamer.distributed.rounds import Rounds
 from gossamer.fetch import LOCAL_FAULTS, FetchResult
 from gossamer.frontier.hosts import Job
 from gossamer.frontier.politeness import Answer, Outcome, robots_retry_wait
@@ -50,10 +49,9 @@ __all__ = ["RedisSeam"]
 
 log = logging.getLogger(__name__)
 
-IDLE_FIRST, IDLE_LAST = 0.002, 0.1  # seconds: the pause while others hold all the work
-MAX_WAIT = 0.5  # longest sleep towards a host's next-allowed time before asking again
 RULES_KEPT = 600.0  # seconds a worker keeps an origin's parsed rules before asking Redis again
 _FAULT = Outcome(Answer.FAULT)
+_OK = Outcome(Answer.OK)
 
 
 class RedisSeam:
@@ -81,43 +79,43 @@ class RedisSeam:
         self.reason = "finished"
         self.done = asyncio.Event()
         self.offset = 0.0  # Redis's clock minus ours, to sleep until a host's time
-        self.work = asyncio.Event()  # set and cleared at once: wakes the idle loops
-        self.tokens: dict[str, str] = {}  # host -> token of the leases this worker works on
+        self.rounds = Rounds(
+            front,
+            concurrency=config.concurrency,
+            patience=patience,
+            on_lost=lambda host: stats.record_error("lease_lost", host),
+            clock_offset=lambda: self.offset,
+        )
         # Parsed rules of lasting robots.txt answers, by origin, until they expire: a page
         # then costs no Redis read and no parse of its origin's robots.txt.
         self._rules_cache: dict[str, tuple[RobotsRules, float]] = {}
+
+    @property
+    def tokens(self) -> dict[str, str]:
+        """host -> token of every lease this worker holds (the heartbeat renews them)."""
+        return self.rounds.held
 
     def stop(self, reason: str) -> None:
         """No new lease; the fetches under way finish and are recorded."""
         self.reason = reason
         self.done.set()
+        self.rounds.end(Halted(reason))
 
     # -- handing out ------------------------------------------------------------------------
     async def lease(self) -> Ticket | None:
-        pause = IDLE_FIRST
         while not self.done.is_set():
             if remaining(self._config.time_limit, time.monotonic() - self.started) == 0:
                 self.stop("time")
                 break
-            answer = await self._patience.call(self.front.lease)
-            if isinstance(answer, Halted) and answer.state == "paused":
-                await asyncio.sleep(IDLE_LAST)  # no request while paused; ask again
-                continue
-            if isinstance(answer, Finished | Halted | Deferred):
-                self._end(answer)
+            lease = await self.rounds.take()
+            if lease is None:
+                ended = self.rounds.ended
+                if ended is not None and not self.done.is_set():
+                    self._end(ended)
                 break
-            if isinstance(answer, Leased):
-                pause = IDLE_FIRST
-                ticket = await self._ticket(answer.lease)
-                if ticket is not None:
-                    return ticket
-            elif isinstance(answer, Wait):
-                ahead = answer.until - (time.time() + self.offset)
-                await asyncio.sleep(min(max(ahead, IDLE_FIRST), MAX_WAIT))
-            else:  # Idle: others hold every host with work; their links may bring more
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.work.wait(), pause)
-                pause = min(pause * 2, IDLE_LAST)
+            ticket = await self._ticket(lease)
+            if ticket is not None:
+                return ticket
         return None
 
     def _end(self, answer: Finished | Halted | Deferred) -> None:
@@ -138,7 +136,6 @@ class RedisSeam:
     async def _ticket(self, lease: Lease) -> Ticket | None:
         """The lease's ticket: its page, or first its origin's robots.txt; None when the
         page needed no request (refused by robots.txt, or waiting for it again)."""
-        self.tokens[lease.host] = lease.token
         job = lease.job
         rules = await self._rules(lease)
         if rules is None:
@@ -148,7 +145,7 @@ class RedisSeam:
             return None
         if not rules.is_allowed(path_query_of(job.url)):
             self._recording.skipped_robots()
-            await self._complete(lease)
+            self._complete(lease)
             return None
         return Ticket(job, lease)
 
@@ -160,8 +157,8 @@ class RedisSeam:
         cached = self._rules_cache.get(origin)
         if cached is not None and cached[1] > time.monotonic():
             return cached[0]
-        redis, name = self.front.redis, self._name
-        entry = await self._patience.call(lambda: robots_cache.get(redis, name, origin))
+        redis, prefix = self.front.redis, self._robots_prefix(lease.host)
+        entry = await self._patience.call(lambda: robots_cache.get(redis, prefix, origin))
         if entry is None:
             return None
         if entry.status == 0 or not lasting(entry.status, ""):  # fetched by another worker
@@ -172,6 +169,10 @@ class RedisSeam:
         self._rules_cache[origin] = (rules, time.monotonic() + keep)
         return rules
 
+    def _robots_prefix(self, host: str) -> str:
+        """robots.txt answers live in their host's partition (a new run's retry clears them)."""
+        return self.front.part_prefix(self.front.part(host))
+
     def fetching(self) -> AbstractAsyncContextManager[None]:
         return contextlib.nullcontext()  # a pause is a LEASE answer: no ticket is handed out
 
@@ -179,39 +180,40 @@ class RedisSeam:
         return False  # a redirect to another origin's robots.txt is followed and archived
 
     # -- taking back ----------------------------------------------------------------------
-    async def _complete(self, lease: Lease, **kwargs: object) -> None:
-        try:
-            call = lambda: self.front.complete(lease, **kwargs)  # type: ignore[arg-type]  # noqa: E731
-            answer = await self._patience.call(call)
-        finally:
-            if self.tokens.get(lease.host) == lease.token:
-                del self.tokens[lease.host]
-        if isinstance(answer, Lost):
-            self._stats.record_error("lease_lost", lease.host)
+    def _complete(
+        self,
+        lease: Lease,
+        outcome: Outcome = _OK,
+        *,
+        retry: Job | None = None,
+        links: list[Job] | None = None,
+        count_page: bool = False,
+        deferred: str = "",
+    ) -> None:
+        """The lease's end goes to the rounds' outbox (sent with the next round)."""
+        if not self.rounds.holds(lease):
+            return  # done already
+        done = Completion(lease, outcome, retry, count_page, deferred)
+        self.rounds.complete(done, links or ())
 
     async def page_done(self, ticket: Ticket, done: PageDone) -> None:
         lease = ticket.handle
         assert isinstance(lease, Lease)
-        if lease.token != self.tokens.get(lease.host):
-            return  # done already
         retry = ticket.job.again() if done.retry else None
         links = self._links.take()  # what the page gave, queued with its completion
         # count_page: the crawl-wide stored pages (the page target, and the end's verdict).
-        outcome = done.answer or "ok"
-        await self._complete(
-            lease, outcome=outcome, retry=retry, links=links, count_page=done.stored
-        )
+        outcome = done.answer or _OK
+        self._complete(lease, outcome, retry=retry, links=links, count_page=done.stored)
 
     async def release(self, ticket: Ticket) -> None:
         lease = ticket.handle
         assert isinstance(lease, Lease)
-        if lease.token == self.tokens.get(lease.host):
-            await self._complete(lease, outcome=_FAULT, links=self._links.take())
+        self._complete(lease, _FAULT, links=self._links.take())
 
     async def robots_done(self, ticket: Ticket, rules: RobotsRules, final: FetchResult) -> None:
         lease = ticket.handle
         assert isinstance(lease, Lease)
-        if lease.token != self.tokens.get(lease.host):
+        if not self.rounds.holds(lease):
             return
         polite, job = self._config.politeness, lease.job
         origin = origin_of(job.url)
@@ -223,8 +225,8 @@ class RedisSeam:
         put = robots_cache.RobotsEntry(
             final.status if usable else 0, final.content if usable else b""
         )
-        redis, name = self.front.redis, self._name
-        await self._patience.call(lambda: robots_cache.put(redis, name, origin, put, ttl))
+        redis, prefix = self.front.redis, self._robots_prefix(lease.host)
+        await self._patience.call(lambda: robots_cache.put(redis, prefix, origin, put, ttl))
         if usable:  # also without one: a Crawl-delay gone from a newer robots.txt is gone
             delay = None if rules.crawl_delay is None else float(rules.crawl_delay)
             await self._patience.call(lambda: self.front.set_crawl_delay(lease.host, delay))
@@ -241,7 +243,7 @@ class RedisSeam:
         the answer, from the worker that asked (one told by the cache leaves it as it is)."""
         job = lease.job
         if usable:
-            await self._complete(lease, retry=job)
+            self._complete(lease, retry=job)
             return
         polite = self._config.politeness
         wait = robots_retry_wait(job.retries + 1, polite.robots_retry_delay)
@@ -249,6 +251,6 @@ class RedisSeam:
         if retry is None:
             self._stats.skipped_robots += 1
             self._stats.record_error("robots_unavailable", job.host)
-        outcome = "local" if local else "unavailable"
+        outcome = Outcome(Answer.LOCAL if local else Answer.UNAVAILABLE, wait)
         origin = "" if local or not why else f"{origin_of(job.url)}\t{why}"
-        await self._complete(lease, outcome=outcome, retry_after=wait, retry=retry, deferred=origin)
+        self._complete(lease, outcome, retry=retry, deferred=origin)

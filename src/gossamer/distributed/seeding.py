@@ -17,6 +17,7 @@ from gossamer.crawling.scope import scope_of
 from gossamer.distributed import settings
 from gossamer.distributed.errors import SharedFrontierError
 from gossamer.distributed.frontier import RedisFrontier
+from gossamer.distributed.keys import crawl_prefix
 from gossamer.frontier.hosts import Job
 from gossamer.seeds import SeedList, SeedProblem, read_seeds
 from gossamer.urls import host_of
@@ -32,7 +33,7 @@ class SeedsAdded:
 
 
 async def _stored(redis: Redis, name: str) -> bytes | str:
-    raw: bytes | str | None = await redis.get(f"gossamer:{name}:settings")
+    raw: bytes | str | None = await redis.get(crawl_prefix(name) + "settings")
     if raw is None:
         raise SharedFrontierError(f"there is no crawl named {name!r} in this Redis")
     return raw
@@ -58,4 +59,6 @@ async def add_seed_list(redis: Redis, name: str, seeds: SeedList) -> int:
         for seed in seeds.seeds
         if scope.refusal(seed.urls[0]) is None
     ]
-    return await RedisFrontier(redis, name, "ctl").add(jobs)
+    front = RedisFrontier(redis, name, "ctl")
+    await front.open()
+    return await front.add(jobs)

@@ -32,7 +32,8 @@ from gossamer.distributed.livestatus import publish_status, worker_status
 from gossamer.distributed.patience import Patience
 from gossamer.distributed.progress import SharedProgress
 from gossamer.distributed.recrawl import join_recrawl
-from gossamer.distributed.seam import IDLE_LAST, RedisSeam
+from gossamer.distributed.rounds import IDLE_LAST
+from gossamer.distributed.seam import RedisSeam
 from gossamer.errors import StoreError
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
@@ -109,6 +110,10 @@ class DistributedWorker:
             async with fetching as fetcher, asyncio.TaskGroup() as group:
                 beat = group.create_task(self._heartbeat())
                 listen = group.create_task(self._listen())
+                pump = group.create_task(self.seam.rounds.run())
+                limit = self.config.time_limit
+                if limit is not None:  # a loop waiting for a lease hears it too
+                    running.call_later(max(0.0, limit), self.stop, "time")
                 loop = CrawlLoop(
                     self.seam,
                     self.recording,
@@ -122,6 +127,9 @@ class DistributedWorker:
                 ]
                 await asyncio.gather(*loops)
                 loop.close()  # the plugins' thread
+                await self.seam.rounds.close()  # what waits in the outbox goes out
+                await pump
+                await self.patience.call(self.seam.rounds.give_back)
                 self.done.set()
                 beat.cancel()
                 listen.cancel()
@@ -152,7 +160,7 @@ class DistributedWorker:
         }
 
     async def _beat(self) -> None:
-        await self.front.heartbeat(self.figures(), tokens=list(self.seam.tokens.values()))
+        await self.front.heartbeat(self.figures(), leases=dict(self.seam.tokens))
         status = worker_status(
             self.stats,
             worker=self.front.worker,
@@ -192,8 +200,7 @@ class DistributedWorker:
                             ignore_subscribe_messages=True, timeout=1.0
                         )
                         if message is not None:
-                            self.seam.work.set()
-                            self.seam.work.clear()
+                            self.seam.rounds.wake()
             except RedisError:
                 await asyncio.sleep(IDLE_LAST)
 

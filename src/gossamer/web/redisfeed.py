@@ -26,6 +26,7 @@ from redis.exceptions import RedisError
 from gossamer.distributed import control
 from gossamer.distributed.errors import SharedFrontierError
 from gossamer.distributed.frontier import LEASE_TTL
+from gossamer.distributed.keys import crawl_prefix
 from gossamer.distributed.seeding import add_seed_list
 from gossamer.engine.steering import MAX_SEEDS_TEXT, TICK
 from gossamer.monitor.series import Timeline
@@ -49,7 +50,7 @@ class RedisFeed(Versioned):
         self._redis = redis
         self._name = name
         self._ttl = ttl
-        self._prefix = f"gossamer:{name}:"
+        self._prefix = crawl_prefix(name)
         self.timeline = Timeline()
         self._started: float | None = None
 

@@ -1,7 +1,7 @@
 """A shared-frontier worker in its own process, for the multi-process and SIGKILL tests.
 
 ``python -m tests.unit.distributed.proc_worker URL NAME WORKER crawl`` leases and completes
-until the crawl is finished, recording in Redis (``gossamer:NAME:test:*``) each fetch with
+until the crawl is finished, recording in Redis (``gossamer:{NAME}:test:*``) each fetch with
 Redis TIME at its start and end and any moment a host was held by two workers at once.
 ``... hold N`` leases N hosts, prints ``LEASED host token`` per lease, and waits to be killed.
 """

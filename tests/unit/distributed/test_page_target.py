@@ -1,6 +1,6 @@
-"""The shared crawl's page target in the LEASE and COMPLETE scripts: a lease reserves one page
-of it, a completion counts the page or gives the reservation back, a reaped lease gives it
-back, and once the target is stored nobody is handed more work."""
+"""The shared crawl's page target as credit: a lease takes one page of it, a completion counts
+the page or gives it back, the credit of a worker gone comes back once its leases are reaped,
+and once the target is stored nobody is handed more work."""
 
 from __future__ import annotations
 
@@ -43,14 +43,14 @@ def test_leases_reserve_the_page_target_and_give_back_what_they_did_not_store(
         clock.now += 6.0  # b's lease expires: reaped, its reservation back with its job
         third, fourth = await _leased(a), await _leased(a)
         assert await b.complete(second, count_page=True) == Lost()  # too late to count
-        assert await a.redis.get(a.prefix + "reserved") == b"2"  # third and fourth
+        assert await a.redis.get(a.prefix + "credit") == b"0"  # third and fourth hold it
         assert isinstance(await a.complete(third, count_page=True), Done)
         assert isinstance(await a.lease(), Idle)  # one stored, one reserved
         done = await a.complete(fourth, count_page=True)
         assert isinstance(done, Done) and done.pages == 2
         assert await a.lease() == Halted("target")
         assert await b.lease() == Halted("target")
-        assert await a.redis.get(a.prefix + "reserved") == b"0"
+        assert await a.redis.get(a.prefix + "credit") == b"0"
         await closed([a, b])
 
     asyncio.run(main())
@@ -66,16 +66,20 @@ def test_lease_is_the_lua_mirror_of_page_room(
     redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory,
     stored: int, reserved: int, target: int,
 ) -> None:  # fmt: skip
-    """LEASE hands out work, answers idle or stops for the target exactly as
-    ``crawling/limits.page_room`` says, for the pages stored and reserved."""
+    """A lease hands out work, answers idle or stops for the target exactly as
+    ``crawling/limits.page_room`` says, for the pages stored and the credit another worker,
+    alive, holds (``reserved``)."""
     tmp = tmp_path_factory.mktemp("room")
 
     async def main() -> None:
         config = dataclasses.replace(crawl_config(tmp, delay=0.0), max_pages=target or None)
         (front,) = await created(redis_server, f"room-{next(_rooms)}", config, clock=FakeClock())
         await front.add([Job(url="http://r.test/", host="r.test")])
-        await front.redis.set(front.prefix + "pages", stored)
-        await front.redis.set(front.prefix + "reserved", reserved)
+        await front.redis.set(front.part_prefix(0) + "pages", stored)
+        if target:
+            await front.redis.set(front.prefix + "credit", max(0, target - stored - reserved))
+            await front.redis.hset(front.prefix + "granted", "other", reserved)
+            await front.redis.hset(front.prefix + "beats", "other", repr(await front.now()))
         answer = await front.lease()
         await closed([front])
         room = page_room(stored, reserved, target or None)

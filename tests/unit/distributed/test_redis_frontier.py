@@ -129,17 +129,17 @@ def test_delay_and_crawl_delay_hold_across_workers(
         lease = await leased(a)
         assert isinstance(await b.lease(), Idle)  # the only host is leased to a
         clock.now += 0.5
-        done = await a.complete(lease)
-        assert isinstance(done, Done)
-        assert done.next_time == pytest.approx(clock.now + 2.0)
+        assert isinstance(await a.complete(lease), Done)
+        nxt = (await a.timing("a.test")).next_time
+        assert nxt == pytest.approx(clock.now + 2.0)
         clock.now += 1.0
-        assert await b.lease() == Wait(done.next_time)  # another worker waits out the delay
-        clock.now = done.next_time
+        assert await b.lease() == Wait(nxt)  # another worker waits out the delay
+        clock.now = nxt
         lease = await leased(b)
         assert await b.set_crawl_delay("a.test", 5.0) == 5.0
-        done = await b.complete(lease)
-        assert isinstance(done, Done)
-        assert done.next_time == pytest.approx(clock.now + 5.0)  # Crawl-delay above delay
+        assert isinstance(await b.complete(lease), Done)
+        nxt = (await b.timing("a.test")).next_time
+        assert nxt == pytest.approx(clock.now + 5.0)  # Crawl-delay above delay
         assert await a.set_crawl_delay("a.test", 900.0) == 30.0  # clamped by the stored cap
         await closed([a, b])
 
@@ -161,15 +161,17 @@ def test_faults_back_off_and_retries_are_queued(
             retries.append(lease.job.retries)
             done = await front.complete(lease, outcome="fault", retry=lease.job.again())
             assert isinstance(done, Done)
-            waits.append(done.next_time - clock.now)
-            clock.now = done.next_time
+            nxt = (await front.timing("a.test")).next_time
+            waits.append(nxt - clock.now)
+            clock.now = nxt
         assert waits == pytest.approx([1.0, 2.0, 4.0])  # max(delay, 1) doubled per fault
         lease = await leased(front)
         retries.append(lease.job.retries)
         done = await front.complete(lease, outcome="slow", retry_after=3600.0)
         assert isinstance(done, Done)
-        assert done.next_time - clock.now == pytest.approx(60.0)  # capped by max_backoff
-        clock.now = done.next_time
+        nxt = (await front.timing("a.test")).next_time
+        assert nxt - clock.now == pytest.approx(60.0)  # capped by max_backoff
+        clock.now = nxt
         lease = await leased(front)
         retries.append(lease.job.retries)
         assert isinstance(await front.complete(lease), Done)
@@ -193,7 +195,8 @@ def test_dead_worker_returns_its_hosts_and_in_flight_urls(
         await a.add(job(f"http://a.test/{i}") for i in range(3))
         lost = await leased(a)
         clock.now += 6.0
-        assert await a.heartbeat({"pages": 0, "errors": 0}) == {"a.test"}
+        held = {lost.host: lost.token}
+        assert await a.heartbeat({"pages": 0, "errors": 0}, held) == {"a.test"}
         clock.now += 6.0  # 12 s after the lease: alive thanks to the heartbeat
         assert isinstance(await b.lease(), Idle)
         clock.now += 5.0  # heartbeat stopped: the lease ran out at 16 s
@@ -205,7 +208,7 @@ def test_dead_worker_returns_its_hosts_and_in_flight_urls(
         assert taken.job == lost.job  # the in-flight URL went back to the front of the queue
         assert taken.token != lost.token
         assert await a.complete(lost) == Lost()  # fencing: the stale token cannot complete
-        assert await a.heartbeat({"pages": 0, "errors": 0}) == set()
+        assert await a.heartbeat({"pages": 0, "errors": 0}, held) == set()
         assert [j.url for j in await a.queued("a.test")] == ["http://a.test/1", "http://a.test/2"]
         assert isinstance(await b.complete(taken), Done)
         await closed([a, b])
@@ -261,7 +264,7 @@ def test_pause_resume_stop_and_status(
         [front] = await created(redis_server, crawl_name, crawl_config(tmp_path, delay=0.0))
         await front.add([job("http://a.test/"), job("http://b.test/", "b.test")])
         lease = await leased(front)
-        await front.heartbeat({"pages": 7, "errors": 1})
+        await front.heartbeat({"pages": 7, "errors": 1}, {lease.host: lease.token})
         await set_state(front.redis, crawl_name, "paused")
         assert await front.lease() == Halted("paused")
         seen = await status(front.redis, crawl_name)
@@ -275,7 +278,7 @@ def test_pause_resume_stop_and_status(
         assert isinstance(await front.complete(lease), Done)  # in-flight work still lands
         with pytest.raises(SharedFrontierError, match="no crawl named"):
             await set_state(front.redis, "absent", "paused")
-        await front.redis.hset(f"gossamer:{crawl_name}:workers", "evil", "{'pages': 1}")
+        await front.redis.hset(front.prefix + "workers", "evil", "{'pages': 1}")
         with pytest.raises(SharedFrontierError, match="evil"):
             await status(front.redis, crawl_name)
         await closed([front])
@@ -305,7 +308,7 @@ def test_malformed_job_in_redis_is_refused(
 ) -> None:
     async def main() -> None:
         [front] = await created(redis_server, crawl_name, crawl_config(tmp_path, delay=0.0))
-        prefix = f"gossamer:{crawl_name}:"
+        prefix = front.part_prefix(front.part("x.test"))
         await front.redis.rpush(prefix + "q:x.test", "cos\nsystem\n(S'ls'\ntR.")  # a pickle
         await front.redis.zadd(prefix + "ready", {"x.test": 0})
         with pytest.raises(SharedFrontierError, match="not JSON"):
@@ -331,8 +334,9 @@ def test_unreachable_redis_is_one_clear_error() -> None:
 def test_a_lease_whose_answer_was_lost_is_not_kept_alive(
     redis_server: RedisServer, crawl_name: str, tmp_path: Path
 ) -> None:
-    """A LEASE that ran in Redis but whose answer never reached the worker (the connection
-    dropped): the worker's heartbeat names the tokens it knows, so that lease expires."""
+    """A lease step that ran in Redis but whose answer never reached the worker (the
+    connection dropped): the worker's heartbeat names the leases it knows, so that one
+    expires."""
     clock = FakeClock()
 
     async def main() -> None:
@@ -342,7 +346,8 @@ def test_a_lease_whose_answer_was_lost_is_not_kept_alive(
         known = await leased(a)
         orphan = await leased(a)  # say this answer was lost on the way
         clock.now += 6.0
-        assert await a.heartbeat({"pages": 0, "errors": 0}, tokens=[known.token]) == {known.host}
+        mine = {known.host: known.token}
+        assert await a.heartbeat({"pages": 0, "errors": 0}, mine) == {known.host}
         clock.now += 6.0  # the orphan ran out at 10 s, the known lease lives to 16 s
         taken = await leased(b)
         assert (taken.host, taken.job) == (orphan.host, orphan.job)

@@ -122,14 +122,15 @@ def test_robots_cache_round_trip_and_bad_entries(
         [front] = await created(redis_server, crawl_name, stored_config(tmp_path))
         origin = "http://a.test"
         entry = robots_cache.RobotsEntry(200, b"User-agent: *\nDisallow: /x\n\xff")
-        await robots_cache.put(front.redis, crawl_name, origin, entry, ttl=60)
-        assert await robots_cache.get(front.redis, crawl_name, origin) == entry
-        ttl = await front.redis.pttl(f"gossamer:{crawl_name}:robots:{origin}")
+        prefix = front.part_prefix(front.part("a.test"))
+        await robots_cache.put(front.redis, prefix, origin, entry, ttl=60)
+        assert await robots_cache.get(front.redis, prefix, origin) == entry
+        ttl = await front.redis.pttl(robots_cache.key(prefix, origin))
         assert 0 < ttl <= 60_000
-        key = f"gossamer:{crawl_name}:robots:http://b.test"
+        key = robots_cache.key(prefix, "http://b.test")
         for bad in ("x", '{"s": "200", "b": ""}', '{"s": 200, "b": "%%%"}'):
             await front.redis.set(key, bad)
-            assert await robots_cache.get(front.redis, crawl_name, "http://b.test") is None
+            assert await robots_cache.get(front.redis, prefix, "http://b.test") is None
         await closed([front])
 
     asyncio.run(main())
