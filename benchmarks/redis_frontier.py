@@ -24,7 +24,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from gossamer.config import CrawlConfig, PolitenessConfig
-from gossamer.distributed import Finished, Leased, RedisFrontier
+from gossamer.distributed import RedisFrontier
 from gossamer.distributed.codec import seen_member
 from gossamer.frontier.hosts import Job
 
@@ -73,60 +73,141 @@ def page(i: int, hosts: int) -> Job:
     return Job(url=f"http://{host}/p{i}", host=host)
 
 
-class Counting:
-    """Counts the commands a client sends (one per script call or pipeline command)."""
+class Trips:
+    """Counts client round trips: each command or pipeline a connection sends is one."""
 
-    def __init__(self, redis: Redis) -> None:
-        self.calls = 0
-        original: Callable[..., Awaitable[Any]] = redis.execute_command
+    calls = 0
 
-        async def counted(*args: Any, **options: Any) -> Any:
-            self.calls += 1
-            return await original(*args, **options)
+    @classmethod
+    def install(cls) -> None:
+        from redis.asyncio.connection import Connection  # noqa: PLC0415
 
-        redis.execute_command = counted  # type: ignore[method-assign]
+        original = Connection.send_packed_command
+
+        async def counted(self: Connection, command: Any, check_health: bool = True) -> None:
+            cls.calls += 1
+            await original(self, command, check_health)
+
+        Connection.send_packed_command = counted  # type: ignore[method-assign]
 
 
-async def crawl(url: str, pages: int, workers: int, hosts: int) -> dict[str, float]:
-    config = CrawlConfig(seeds=Path("s"), out=Path("o"), politeness=PolitenessConfig(delay=0.0))
-    clients = [Redis.from_url(url) for _ in range(workers)]
-    fronts = [RedisFrontier(c, "bench", f"w{i}") for i, c in enumerate(clients)]
-    await fronts[0].create(config)
-    await fronts[0].add(page(i, hosts) for i in range(hosts))
-    await clients[0].config_resetstat()
-    counters = [Counting(c) for c in clients]
-    fetched = [0]
+def worker_process(url: str, name: str, hosts: int, concurrency: int, out: Any) -> None:
+    """One worker process: ``concurrency`` loops take leases from its rounds, "fetch" at once
+    and complete with 5 links (3 new pages, 2 seen), deduplicated in the worker first, as
+    the real worker's link buffer does; until the crawl's page target is stored."""
+    Trips.install()
+    asyncio.run(_worker(url, name, hosts, concurrency, out))
+
+
+async def _worker(url: str, name: str, hosts: int, concurrency: int, out: Any) -> None:
+    from gossamer.distributed.frontier import Completion  # noqa: PLC0415
+    from gossamer.distributed.patience import Patience  # noqa: PLC0415
+    from gossamer.distributed.rounds import Rounds  # noqa: PLC0415
+    from gossamer.frontier.politeness import Answer, Outcome  # noqa: PLC0415
+
+    redis = Redis.from_url(url)
+    front = RedisFrontier(redis, "bench", name)
+    await front.open()
+    rounds = Rounds(
+        front,
+        concurrency=concurrency,
+        patience=Patience(30.0, url),
+        on_lost=lambda host: None,
+        clock_offset=lambda: 0.0,
+    )
+    seen: set[str] = set()
+    stored = [0]
+    ok = Outcome(Answer.OK)
+    cpu0 = time.process_time()
+    Trips.calls = 0
+
+    async def loop() -> None:
+        while (lease := await rounds.take()) is not None:
+            i = int(lease.job.url.rsplit("p", 1)[1])
+            links = []
+            for k in (i * 3 + 1, i * 3 + 2, i * 3 + 3, 0, 1):
+                job = page(k, hosts)
+                if job.url not in seen:
+                    seen.add(job.url)
+                    links.append(job)
+            rounds.complete(Completion(lease, ok, count_page=True), links)
+            stored[0] += 1
+            await asyncio.sleep(0)
+
+    async def beat() -> None:
+        while True:
+            await front.heartbeat(
+                {"pages": stored[0], "errors": 0, "lease_ttl": 30}, dict(rounds.held)
+            )
+            await asyncio.sleep(1.0)
+
+    pump = asyncio.create_task(rounds.run())
+    beating = asyncio.create_task(beat())
+    await asyncio.gather(*(loop() for _ in range(concurrency)))
+    await rounds.close()
+    await pump
+    await rounds.give_back()
+    beating.cancel()
+    cpu = time.process_time() - cpu0
+    await redis.aclose()
+    out.put({"pages": stored[0], "trips": Trips.calls, "cpu": cpu, "rounds": rounds.rounds})
+
+
+async def _redis_cpu(url: str) -> float:
+    redis = Redis.from_url(url)
+    info = await redis.info("cpu")
+    await redis.aclose()
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+async def _setup(url: str, pages: int, hosts: int) -> None:
+    config = CrawlConfig(
+        seeds=Path("s"), out=Path("o"), politeness=PolitenessConfig(delay=0.0), max_pages=pages
+    )
+    redis = Redis.from_url(url)
+    front = RedisFrontier(redis, "bench", "seeder")
+    await front.create(config)
+    await front.add(page(i, hosts) for i in range(hosts))
+    await redis.config_resetstat()
+    await redis.aclose()
+
+
+async def _commands(url: str) -> int:
+    redis = Redis.from_url(url)
+    info = await redis.info("commandstats")
+    await redis.aclose()
+    return sum(int(v["calls"]) for k, v in info.items() if k not in ("cmdstat_info",))
+
+
+def crawl(url: str, pages: int, workers: int, hosts: int, concurrency: int) -> dict[str, float]:
+    import multiprocessing  # noqa: PLC0415
+
+    asyncio.run(_setup(url, pages, hosts))
+    before = asyncio.run(_redis_cpu(url))
+    queue: Any = multiprocessing.Queue()
     started = time.perf_counter()
-
-    async def worker(front: RedisFrontier) -> None:
-        done = 0
-        while fetched[0] < pages:
-            answer = await front.lease()
-            if isinstance(answer, Finished):
-                return
-            if not isinstance(answer, Leased):
-                await asyncio.sleep(0.001)
-                continue
-            i = int(answer.lease.job.url.rsplit("p", 1)[1])
-            links = [page(i * 3 + k, hosts) for k in range(1, 4)] + [page(0, hosts), page(1, hosts)]
-            await front.complete(answer.lease, links=links)
-            fetched[0] += 1
-            done += 1
-            if done % 50 == 0:
-                await front.heartbeat({"pages": done, "errors": 0})
-
-    await asyncio.gather(*(worker(front) for front in fronts))
+    procs = [
+        multiprocessing.Process(
+            target=worker_process, args=(url, f"w{i}", hosts, concurrency, queue)
+        )
+        for i in range(workers)
+    ]
+    for proc in procs:
+        proc.start()
+    results = [queue.get() for _ in procs]
     elapsed = time.perf_counter() - started
-    info = await clients[0].info("commandstats")
-    inside = sum(int(v["calls"]) for v in info.values())
-    trips = sum(counter.calls for counter in counters) - 1  # less the INFO call itself
-    for client in clients:
-        await client.aclose()
+    for proc in procs:
+        proc.join()
+    redis_cpu = asyncio.run(_redis_cpu(url)) - before
+    commands = asyncio.run(_commands(url))
+    stored = sum(r["pages"] for r in results)
     return {
-        "pages": fetched[0],
-        "round_trips_per_page": round(trips / fetched[0], 3),
-        "redis_commands_per_page": round(inside / fetched[0], 2),
-        "pages_per_second": round(fetched[0] / elapsed, 1),
+        "pages": stored,
+        "round_trips_per_page": round(sum(r["trips"] for r in results) / stored, 3),
+        "redis_commands_per_page": round(commands / stored, 2),
+        "redis_cpu_us_per_page": round(redis_cpu / stored * 1e6, 1),
+        "worker_cpu_us_per_page": round(sum(r["cpu"] for r in results) / stored * 1e6, 1),
+        "pages_per_second": round(stored / elapsed, 1),
     }
 
 
@@ -187,14 +268,15 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=5_000)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--hosts", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=64, help="loops per worker")
     parser.add_argument("--seen", type=int, nargs="*", default=[500_000, 1_000_000])
     args = parser.parse_args()
     report: dict[str, Any] = {}
     with redis_server() as url:
         for workers in args.workers:
             asyncio.run(flush(url))
-            report[f"crawl_{workers}_workers"] = asyncio.run(
-                crawl(url, args.pages, workers, args.hosts)
+            report[f"crawl_{workers}_workers"] = crawl(
+                url, args.pages, workers, args.hosts, args.concurrency
             )
         if args.seen:
             report["seen_set"] = asyncio.run(seen_memory(url, args.seen))

@@ -269,11 +269,14 @@ for i = 0, nlinks - 1 do
 end
 for _, host in ipairs(order) do
   local jobs = fresh[host]
+  local length = 0
   for i = 1, #jobs, 1000 do
-    redis.call('RPUSH', P..'q:'..host, unpack(jobs, i, math.min(i + 999, #jobs)))
+    length = redis.call('RPUSH', P..'q:'..host, unpack(jobs, i, math.min(i + 999, #jobs)))
   end
-  if not ready_add[host] and redis.call('HEXISTS', P..'lease', host) == 0 then
-    if not redis.call('ZSCORE', P..'ready', host) then schedule(host, nil) end
+  -- A host that had work is in the schedule or leased already; one whose queue was empty
+  -- goes into the schedule unless it is leased (its completion schedules it).
+  if length == #jobs and not ready_add[host] and redis.call('HEXISTS', P..'lease', host) == 0 then
+    ready_add[host] = fmt(tonumber(redis.call('HGET', P..'host:'..host, 'next') or '0'))
   end
 end
 if queued > 0 then changed = true end

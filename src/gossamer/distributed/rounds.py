@@ -269,7 +269,9 @@ class Rounds:
         if not asked or reply.left == "more":
             self._ready_at.pop(reply.part, None)
         elif reply.left == "wait" and reply.until is not None:
-            self._ready_at[reply.part] = reply.until
+            # asked again by then at the latest: what the partition holds may change (a
+            # deferral's grace ends, a pause is lifted) without a word on the channel
+            self._ready_at[reply.part] = min(reply.until, self._now() + MAX_WAIT)
         else:  # others' leases, nothing, deferred, paused: a wake or the pause asks again
             self._ready_at[reply.part] = self._now() + IDLE_LAST
 
