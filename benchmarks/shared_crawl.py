@@ -37,6 +37,7 @@ from pathlib import Path
 
 import redis
 
+from gossamer.distributed.keys import crawl_prefix, part_prefix
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 
 RESOLVE = "*.web.test:127.0.0.1"
@@ -118,7 +119,7 @@ def spawn(args: list[str], name: str, log: Path) -> Worker:
 
 def pages_of(client: redis.Redis, crawl: str) -> dict[str, int]:
     try:
-        raw = client.hgetall(f"gossamer:{crawl}:workers")
+        raw = client.hgetall(crawl_prefix(crawl) + "workers")
     except redis.exceptions.RedisError:
         return {}
     return {k.decode(): int(json.loads(v)["pages"]) for k, v in raw.items()}
@@ -187,6 +188,12 @@ def crash_run(args: argparse.Namespace, work: Path) -> dict[str, object]:
     }
 
 
+def stored(client: redis.Redis, name: str) -> int:
+    """Pages stored crawl-wide: the sum over the crawl's partitions."""
+    parts = int(client.hget(crawl_prefix(name) + "politeness", "parts") or 1)
+    return sum(int(client.get(part_prefix(name, k) + "pages") or 0) for k in range(parts))
+
+
 def throughput(args: argparse.Namespace, work: Path, workers: int) -> dict[str, object]:
     spec = WebSpec(seed=args.seed + 1, hosts=args.hosts, pages_per_host=args.pages,
                    seed_hosts=args.hosts, special_hosts=False, crawl_delay_hosts=False,
@@ -216,11 +223,11 @@ def throughput(args: argparse.Namespace, work: Path, workers: int) -> dict[str, 
             # The rate is taken once every worker has stored a page (start-up left out).
             wait_for(lambda: len([n for n in pages_of(client, name).values() if n]) == workers,
                      "every worker to store a page")  # fmt: skip
-            window_start, pages_start = time.monotonic(), int(client.get(f"gossamer:{name}:pages"))
+            window_start, pages_start = time.monotonic(), stored(client, name)
             for worker in running:
                 worker.wait()
             window = time.monotonic() - window_start
-            counted = int(client.get(f"gossamer:{name}:pages"))
+            counted = stored(client, name)
             wall = time.monotonic() - started
             report = site.report()
             info = client.info("stats")
@@ -257,6 +264,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="seconds, throughput web")
     parser.add_argument("--speed-concurrency", type=int, default=8)
     parser.add_argument("--target", type=int, default=2000, help="pages, throughput runs")
+    parser.add_argument("--speed-workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--skip-crash", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -266,12 +274,15 @@ def main() -> None:
         if not args.skip_crash:
             result["crash"] = crash_run(args, work)
             print(json.dumps(result["crash"], indent=1), flush=True)
-        one = throughput(args, work, 1)
-        two = throughput(args, work, 2)
-        result["throughput"] = [one, two]
-        result["speed_up"] = round(float(two["pages_per_s"]) / float(one["pages_per_s"]), 2)  # type: ignore[arg-type]
+        runs = [throughput(args, work, n) for n in args.speed_workers]
+        result["throughput"] = runs
+        base = float(runs[0]["pages_per_s"])  # type: ignore[arg-type]
+        result["speed_up"] = {
+            str(run["workers"]): round(float(run["pages_per_s"]) / base, 2)  # type: ignore[arg-type]
+            for run in runs
+        }
         print(json.dumps(result["throughput"], indent=1))
-        print(f"2 workers / 1 worker: {result['speed_up']}x")
+        print(f"pages/s against {args.speed_workers[0]} worker(s): {result['speed_up']}")
         if args.json:
             args.json.write_text(json.dumps(result, indent=1) + "\n")
     finally:

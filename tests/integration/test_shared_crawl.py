@@ -29,6 +29,7 @@ from prometheus_client.parser import text_string_to_metric_families
 pytest.importorskip("redis", reason="the redis client is not installed (pip install 'redis>=5')")
 
 import redis
+import redis.cluster
 from redis.asyncio import Redis as AsyncRedis
 
 from gossamer.distributed.keys import crawl_prefix
@@ -36,6 +37,7 @@ from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 from gossamer.web import make_app
 from gossamer.web.dashboard import FEED
 from gossamer.web.redisfeed import RedisFeed
+from tests.unit.distributed.cluster_rig import RedisClusterRig, redis_cluster
 from tests.unit.distributed.redis_rig import MISSING, SERVER, RedisServer, tls_files
 
 from .conftest import RESOLVE
@@ -80,10 +82,33 @@ def until(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.05)  # a short poll of another process's progress, bounded
 
 
-def worker_pages(server: RedisServer, name: str = "crawl") -> dict[str, int]:
+class Frontier:
+    """Where a shared crawl lives for a test: one redis-server, or a three-master cluster
+    (``cluster_rig``) whose second master is the one restarted."""
+
+    def __init__(self, server: RedisServer | None, cluster: RedisClusterRig | None) -> None:
+        self.server, self.cluster = server, cluster
+
+    @property
+    def url(self) -> str:
+        return self.server.url if self.server is not None else self.cluster.url  # type: ignore[union-attr]
+
+    def client(self) -> Any:
+        if self.cluster is not None:
+            return redis.cluster.RedisCluster(host="127.0.0.1", port=self.cluster.ports[0])
+        return redis.Redis.from_url(self.url)
+
+    def restart(self) -> None:
+        if self.cluster is not None:
+            self.cluster.restart(1)
+        else:
+            self.server.restart(kill=True)  # type: ignore[union-attr]
+
+
+def worker_pages(server: RedisServer | Frontier, name: str = "crawl") -> dict[str, int]:
     """Each worker's pages at its last heartbeat, read straight from Redis (cheaper than a
     ``gossamer ctl`` process per poll, which a loaded machine makes slow)."""
-    client = redis.Redis.from_url(server.url)
+    client = server.client() if isinstance(server, Frontier) else redis.Redis.from_url(server.url)
     try:
         raw = client.hgetall(crawl_prefix(name) + "workers")
     except redis.RedisError:
@@ -104,6 +129,20 @@ def stored_pages(folder: Path) -> set[str]:
         conn.close()
 
 
+@pytest.fixture(params=["redis", "cluster"])
+def frontier(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """The kill-and-restart test on one Redis and on a three-master Redis Cluster."""
+    if request.param == "cluster":
+        yield Frontier(None, request.getfixturevalue("redis_cluster"))
+        return
+    if SERVER is None:
+        pytest.skip(MISSING)
+    found = RedisServer(tmp_path / "redis")
+    found.start()
+    yield Frontier(found, None)
+    found.stop()
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> RedisServer:
     if SERVER is None:
@@ -115,8 +154,11 @@ def server(tmp_path: Path) -> RedisServer:
 
 
 def test_a_killed_worker_and_a_redis_restart_lose_nothing(
-    server: RedisServer, tmp_path: Path
+    frontier: Frontier, tmp_path: Path
 ) -> None:
+    """On one Redis, restarted from its AOF; on a cluster, one of three masters restarted
+    (the crawl's twelve partitions spread over the three)."""
+    server = frontier
     web = build_web(WebSpec(seed=21, hosts=24, pages_per_host=20, latency=0.01))
     (tmp_path / "c.toml").write_text(CONFIG)
     with ThreadedTestWeb(web) as site:
@@ -140,7 +182,7 @@ def test_a_killed_worker_and_a_redis_restart_lose_nothing(
         others["w3"].send_signal(signal.SIGKILL)
         others["w3"].communicate(timeout=30)
         assert first.poll() is None and others["w2"].poll() is None  # mid-crawl
-        server.restart(kill=True)  # AOF, fsync always: nothing acknowledged is lost
+        server.restart()  # AOF, fsync always: nothing acknowledged is lost
         outputs = {name: proc.communicate(timeout=DEADLINE) for name, proc in
                    (("w1", first), ("w2", others["w2"]))}  # fmt: skip
         assert first.returncode == 0, outputs["w1"][1]
@@ -152,6 +194,10 @@ def test_a_killed_worker_and_a_redis_restart_lose_nothing(
     assert report.missing == ()
     # Only what w3 had in flight at the kill may have been fetched again: 4 at most.
     assert report.repeated_fetches <= 4
+    if frontier.cluster is not None:  # four partitions a master, spread over the three
+        client = frontier.client()
+        assert client.hget(crawl_prefix("crawl") + "politeness", "parts") == b"12"
+        client.close()
     pages = [stored_pages(tmp_path / name) for name in ("w1", "w2", "w3")]
     assert all(pages[:2])  # the survivors both worked
     assert not pages[0] & pages[1]  # and never on the same page
@@ -331,3 +377,6 @@ def test_the_crawl_page_follows_and_steers_a_shared_crawl(
     saved = json.loads((out / "reports" / "stats.json").read_text())
     assert final["totals"]["pages"] == saved["pages"] > 0  # the worker's last word
     assert final["workers"][0]["state"] == "ended"
+
+
+__all__ = ["redis_cluster"]  # the fixture, imported for its use above

@@ -179,7 +179,7 @@ def run_ctl(args: argparse.Namespace) -> int:
 
 async def _ctl(args: argparse.Namespace) -> int:
     from gossamer.distributed import control  # noqa: PLC0415
-    from gossamer.distributed.run import connect, redacted  # noqa: PLC0415
+    from gossamer.distributed.connect import connect, redacted  # noqa: PLC0415
 
     redis = connect(args.frontier)
     try:

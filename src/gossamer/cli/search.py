@@ -285,7 +285,7 @@ def run_serve(args: argparse.Namespace) -> int:
     feed = None
     if args.frontier is not None:
         # Imported here: redis only for a shared crawl.
-        from gossamer.distributed.run import connect  # noqa: PLC0415
+        from gossamer.distributed.connect import connect  # noqa: PLC0415
         from gossamer.web.redisfeed import RedisFeed  # noqa: PLC0415
 
         feed = RedisFeed(connect(args.frontier), args.name)

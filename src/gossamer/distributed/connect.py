@@ -19,7 +19,7 @@ A URL's password never appears in a message: :func:`redacted` is how a URL is sh
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from redis.asyncio import Redis
@@ -41,8 +41,12 @@ _DEFAULT_PORT = 6379
 _HIDDEN = "***"
 
 
-def connect(url: str) -> Redis | RedisCluster:
-    """A client for ``url`` (one of :data:`FORMS`); a bad URL is a :class:`ConfigError`."""
+def connect(url: str) -> Redis:
+    """A client for ``url`` (one of :data:`FORMS`); a bad URL is a :class:`ConfigError`.
+
+    Typed as the one-server client: a cluster client takes the same commands, and where the
+    two differ (a pipeline's script calls, a script's keys) the frontier uses the forms both
+    take (``EVALSHA`` as a plain command, one declared key per script call)."""
     scheme, separator, _ = url.partition("://")
     scheme = scheme.lower()
     if not separator or scheme not in (*_SINGLE, *_CLUSTER):
@@ -50,14 +54,14 @@ def connect(url: str) -> Redis | RedisCluster:
     try:
         if scheme in _SINGLE:
             return Redis.from_url(url)
-        return _cluster(url, _CLUSTER[scheme])
+        return cast(Redis, _cluster(url, _CLUSTER[scheme]))
     except (ValueError, TypeError, RedisError) as exc:
         # redis-py's messages name the option or port at fault; none quotes the user part.
         said = str(exc).splitlines()[0].rstrip(".") if str(exc) else type(exc).__name__
         raise _bad(url, said) from exc
 
 
-def is_cluster(client: Redis | RedisCluster) -> bool:
+def is_cluster(client: object) -> bool:
     """Whether ``client`` spreads keys over a Redis Cluster (one slot per script call)."""
     return isinstance(client, RedisCluster)
 

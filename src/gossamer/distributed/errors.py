@@ -13,3 +13,16 @@ __all__ = ["SharedFrontierError"]
 
 class SharedFrontierError(GossamerError):
     """Redis cannot be reached, or what it holds for the crawl is not Gossamer's data."""
+
+
+def client_race(exc: BaseException) -> bool:
+    """A redis-py cluster client's own race while it recovers from a node gone: a call on a
+    connection another task just closed fails with ``AttributeError`` inside redis-py
+    (redis/redis-py#4217) instead of a connection error. Only an error raised in redis-py's
+    own frames counts, so a bug of ours is never taken for an outage."""
+    if not isinstance(exc, AttributeError):
+        return False
+    frame = exc.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    return frame is not None and "/redis/" in frame.tb_frame.f_code.co_filename

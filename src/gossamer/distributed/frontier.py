@@ -65,7 +65,8 @@ from gossamer.distributed.batch import (
     text,
 )
 from gossamer.distributed.codec import decode_job, encode_job
-from gossamer.distributed.errors import SharedFrontierError
+from gossamer.distributed.connect import is_cluster
+from gossamer.distributed.errors import SharedFrontierError, client_race
 from gossamer.distributed.keys import PARTS_PER_NODE, crawl_prefix, part_of, part_prefix
 from gossamer.distributed.reclaim import reclaim_gone
 from gossamer.frontier.hosts import Job
@@ -170,6 +171,10 @@ def _wrapped(what: str) -> Iterator[None]:
         yield
     except RedisError as exc:
         raise SharedFrontierError(f"Redis could not {what}: {exc}") from exc
+    except AttributeError as exc:
+        if not client_race(exc):
+            raise
+        raise SharedFrontierError(f"Redis could not {what}: a connection was reset") from exc
 
 
 class RedisFrontier:
@@ -225,12 +230,16 @@ class RedisFrontier:
             with _wrapped("run a frontier step"):
                 try:
                     shas = [await self._sha(script) for script, _, _ in calls]
+                    # EVALSHA as a plain command: a cluster's pipeline refuses its helper
                     if len(calls) == 1:
                         (_, key, args), sha = calls[0], shas[0]
-                        return [await self.redis.evalsha(sha, 1, key, *args)]
+                        answer = await self.redis.execute_command(  # type: ignore[no-untyped-call]
+                            "EVALSHA", sha, 1, key, *args
+                        )
+                        return [answer]
                     async with self.redis.pipeline(transaction=False) as pipe:
                         for (_, key, args), sha in zip(calls, shas, strict=True):
-                            pipe.evalsha(sha, 1, key, *args)
+                            pipe.execute_command("EVALSHA", sha, 1, key, *args)
                         return list(await pipe.execute())
                 except NoScriptError:
                     if attempt:
@@ -266,14 +275,19 @@ class RedisFrontier:
         self.sites = SiteRules.of(config)
         fields["target"] = str(config.max_pages or 0)
         if parts is None:
-            primaries = getattr(self.redis, "get_primaries", None)  # a cluster client's
-            parts = PARTS_PER_NODE * len(primaries()) if primaries is not None else 1
+            parts = await self._masters() * PARTS_PER_NODE if is_cluster(self.redis) else 1
         fields["parts"] = str(max(1, parts))
         args = [self.prefix, settings.to_json(config)]
         args += [item for pair in fields.items() for item in pair]
         created = bool((await self.run([(lua.CREATE, self.prefix + "settings", args)]))[0])
         await self.open()
         return created
+
+    async def _masters(self) -> int:
+        with _wrapped("list the cluster's masters"):
+            cluster: Any = self.redis
+            await cluster.initialize()  # the nodes are known once it has asked one
+            return len(cluster.get_primaries())
 
     async def open(self) -> None:
         """Learn the crawl's partitions and write each one's copy of the politeness values and

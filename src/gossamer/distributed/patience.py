@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from redis.exceptions import RedisError
 
-from gossamer.distributed.errors import SharedFrontierError
+from gossamer.distributed.errors import SharedFrontierError, client_race
 
 __all__ = ["Patience"]
 
@@ -44,7 +44,9 @@ class Patience:
         while True:
             try:
                 value = await step()
-            except (SharedFrontierError, RedisError) as exc:
+            except (SharedFrontierError, RedisError, AttributeError) as exc:
+                if isinstance(exc, AttributeError) and not client_race(exc):
+                    raise
                 now = time.monotonic()
                 if self._failing_since is None:
                     self._failing_since = now

@@ -76,7 +76,8 @@ class Rounds:
         self._offset = clock_offset  # Redis's clock minus ours
         self.pool: list[Lease] = []
         self.held: dict[str, str] = {}  # host -> token: every lease this worker holds
-        self._ending: set[str] = set()  # tokens of the leases whose end waits to be sent
+        # (host, token) of the leases whose end waits to be sent (tokens count per partition)
+        self._ending: set[tuple[str, str]] = set()
         self._waiting = 0
         self._has_lease = asyncio.Condition()
         self._outbox: dict[int, list[Completion]] = defaultdict(list)
@@ -109,12 +110,13 @@ class Rounds:
 
     def holds(self, lease: Lease) -> bool:
         """This worker holds ``lease`` and has not ended it yet."""
-        return self.held.get(lease.host) == lease.token and lease.token not in self._ending
+        key = (lease.host, lease.token)
+        return self.held.get(lease.host) == lease.token and key not in self._ending
 
     def complete(self, completion: Completion, links: Sequence[Job] = ()) -> None:
         """Queue a lease's end, and its page's links, for the next rounds (no wait)."""
         lease = completion.lease
-        self._ending.add(lease.token)
+        self._ending.add((lease.host, lease.token))
         part = self.front.part(lease.host)
         later = False
         for p, args in self.front.links_by_part(links).items():
@@ -228,7 +230,7 @@ class Rounds:
         for part in set(self._outbox) | set(self._links) | set(asking):
             completions, links = self._outbox.pop(part, []), self._links.pop(part, [])
             sent += completions
-            share = want if part in asking else 0
+            share = -(-want // len(asking)) if part in asking else 0  # want spread over them
             if completions or links or share:
                 calls[part] = StepCall(part, completions, links, share, self.target > 0)
         if not calls:
@@ -241,7 +243,7 @@ class Rounds:
         replies = await self._patience.call(lambda: self.front.steps(batch))
         for completion in sent:
             host = completion.lease.host
-            self._ending.discard(completion.lease.token)
+            self._ending.discard((host, completion.lease.token))
             if self.held.get(host) == completion.lease.token:
                 del self.held[host]
             if host in self._reserved:
@@ -281,9 +283,12 @@ class Rounds:
         if "stopped" in lefts:
             self.end(Halted("stopped"))
             return
-        whole = len(asking) == self.front.parts and not self.pool
-        if not whole or not lefts <= {"empty", "deferred"} or self.held or self._business():
+        if not lefts <= {"empty", "deferred"} or self.pool or self.held or self._business():
             self._dry = None
+            return
+        if len(asking) < self.front.parts:  # dry where it asked: ask them all next
+            self._dry = None
+            self._ready_at.clear()
             return
         epochs = tuple(r.epoch for r in sorted(replies, key=lambda r: r.part))
         if self.front.parts > 1 and self._dry != epochs:

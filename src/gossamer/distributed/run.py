@@ -24,9 +24,6 @@ import os
 import socket
 import time
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
-
-from redis.asyncio import Redis
 
 from gossamer.config import CrawlConfig, Requested
 from gossamer.crawling.fetching import proxies_of
@@ -35,6 +32,7 @@ from gossamer.crawling.reports import report_now
 from gossamer.crawling.scope import scope_of
 from gossamer.crawling.verdict import judge
 from gossamer.distributed import settings
+from gossamer.distributed.connect import connect, redacted
 from gossamer.distributed.control import set_state
 from gossamer.distributed.errors import SharedFrontierError
 from gossamer.distributed.frontier import LEASE_TTL, RedisFrontier
@@ -58,7 +56,7 @@ CREATION_POLL = 0.2  # seconds between looks for a crawl not created yet
 class Shared:
     """Where the shared crawl lives, and who this worker is."""
 
-    url: str  # redis://[user:password@]host:port/db or rediss://...
+    url: str  # redis://[user:password@]host:port/db, rediss://..., redis+cluster://... (connect.py)
     name: str = "crawl"
     worker: str = ""  # default: this machine's name and the process id
     patience: float = REDIS_PATIENCE
@@ -66,27 +64,6 @@ class Shared:
 
     def worker_name(self) -> str:
         return self.worker or f"{socket.gethostname()}-{os.getpid()}"
-
-
-def redacted(url: str) -> str:
-    """The Redis URL without its password, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
-def connect(url: str) -> Redis:
-    """A client for ``url`` (``redis://``, ``rediss://`` for TLS, ``unix://``), checked."""
-    scheme = urlsplit(url).scheme
-    if scheme not in ("redis", "rediss", "unix"):
-        raise ConfigError(f"--frontier must be a redis://, rediss:// or unix:// URL, not {url!r}")
-    try:
-        return Redis.from_url(url)
-    except ValueError as exc:
-        raise ConfigError(f"--frontier {redacted(url)}: {exc}") from exc
 
 
 async def _stored(front: RedisFrontier, patience: Patience, config: CrawlConfig) -> CrawlConfig:
