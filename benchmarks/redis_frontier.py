@@ -1,17 +1,24 @@
-"""Redis round-trips and memory of the shared frontier (issue 12).
+"""Redis round trips, commands, CPU and memory of the shared frontier (issues 12 and 32).
 
-    python benchmarks/redis_frontier.py --pages 5000 --workers 4 --seen 1000000
+    python benchmarks/redis_frontier.py --pages 20000 --workers 1 2 4 8 --seen --queue 1000000
 
 Starts its own ``redis-server`` on a free loopback port in a temporary folder (AOF on,
-``appendfsync everysec``) and stops it at the end. Two measurements:
+``appendfsync everysec``) and stops it at the end. Three measurements:
 
-* **Commands per page**: asyncio workers crawl a pretend web (no HTTP: each "fetch" returns 5
-  links, 2 of them to pages already seen) through :class:`RedisFrontier`, heartbeating every
-  50 pages. Counted: client round-trips per page (what crosses the network) and Redis commands
-  per page including those run inside the Lua scripts (``INFO commandstats``).
-* **Seen-set bytes per URL**: N fingerprints added to the sharded integer sets; Redis's own
-  figures (``INFO memory`` used_memory difference, and the sum of ``MEMORY USAGE`` over the
-  shard keys), then a straight-line fit of two sizes extrapolated to 10 million URLs.
+* **Per stored page**: ``--workers`` worker processes crawl a pretend web (no HTTP: each
+  "fetch" answers at once with 5 links, 3 to new pages, 2 to pages already seen, deduplicated
+  in the worker first as the real worker's link buffer does) through the worker's own rounds
+  (``distributed/rounds.py``: batched leases, completions and links, one pipeline a round),
+  ``--concurrency`` loops each, to a page target of ``--pages``. Counted: client round trips
+  (every command or pipeline a connection sends), Redis commands including those run inside
+  the Lua scripts (``INFO commandstats``), Redis's CPU (``INFO cpu`` user + sys, before and
+  after) and the workers' CPU (their process time), per stored page, and pages/s.
+* **Seen-set bytes per URL** (``--seen N ...``): N fingerprints added to the sharded integer
+  sets of one partition; Redis's own figures (``INFO memory`` used_memory difference, and the
+  sum of ``MEMORY USAGE`` over the shard keys), then a straight-line fit of two sizes
+  extrapolated to 10 million URLs.
+* **Queue bytes per job** (``--queue N``): N jobs as the frontier writes them in the lists of
+  50,000 hosts.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from redis.asyncio import Redis
 
 from gossamer.config import CrawlConfig, PolitenessConfig
 from gossamer.distributed import RedisFrontier
-from gossamer.distributed.codec import seen_member
+from gossamer.distributed.codec import encode_job, seen_member
 from gossamer.frontier.hosts import Job
 
 
@@ -257,6 +264,36 @@ async def seen_memory(url: str, counts: list[int]) -> dict[str, Any]:
     return result
 
 
+async def queue_memory(url: str, count: int, hosts: int = 50_000) -> dict[str, Any]:
+    """Bytes per queued job: ``count`` jobs (JSON as the frontier writes them, URLs of a
+    realistic length, a referrer and a depth) in the per-host lists of ``hosts`` hosts."""
+    redis = Redis.from_url(url)
+    await redis.flushall()
+    base = int((await redis.info("memory"))["used_memory"])
+    async with redis.pipeline(transaction=False) as pipe:
+        for i in range(count):
+            host = f"host-{i % hosts}.example.org"
+            job = Job(
+                url=f"https://{host}/section-{i % 97}/page-{i}.html",
+                host=host,
+                depth=3,
+                referrer=f"https://{host}/section-{i % 97}/",
+            )
+            pipe.rpush(f"gossamer:{{m:0}}:q:{host}", encode_job(job))
+            if len(pipe) >= 10_000:
+                await pipe.execute()
+        await pipe.execute()
+    used = int((await redis.info("memory"))["used_memory"]) - base
+    sample = await redis.object("encoding", "gossamer:{m:0}:q:host-0.example.org")
+    await redis.aclose()
+    return {
+        "jobs": count,
+        "hosts": hosts,
+        "bytes_per_job": round(used / count, 1),
+        "encoding": sample.decode() if isinstance(sample, bytes) else sample,
+    }
+
+
 async def flush(url: str) -> None:
     redis = Redis.from_url(url)
     await redis.flushall()
@@ -269,6 +306,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--hosts", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=64, help="loops per worker")
+    parser.add_argument("--queue", type=int, default=0, help="jobs for the queue's bytes/job")
     parser.add_argument("--seen", type=int, nargs="*", default=[500_000, 1_000_000])
     args = parser.parse_args()
     report: dict[str, Any] = {}
@@ -280,6 +318,8 @@ def main() -> None:
             )
         if args.seen:
             report["seen_set"] = asyncio.run(seen_memory(url, args.seen))
+        if args.queue:
+            report["queue"] = asyncio.run(queue_memory(url, args.queue))
     print(json.dumps(report, indent=2))
 
 

@@ -2,18 +2,19 @@
 
 Two parts, one run:
 
-1. **Crash run**: ``gossamer crawl --frontier`` and two ``gossamer worker`` processes crawl a
-   test web of ``--hosts`` hosts x ``--pages`` pages (the special hosts included: Crawl-delay,
-   a 5xx robots.txt, redirects). Once the third worker has stored ``--kill-after`` pages it is
-   killed with SIGKILL; once the others have gone on a while, Redis is killed too and started
-   again from its AOF. The audit then counts, across every worker: moments with two requests
-   in flight to one host name, Crawl-delay and robots.txt violations, expected pages never
-   fetched, and pages fetched twice (allowed: the killed worker's requests in flight, at most
-   its concurrency).
+1. **Crash run**: ``gossamer crawl --frontier`` and ``--crash-workers`` - 1 ``gossamer worker``
+   processes (4 in all by default) crawl a test web of ``--hosts`` hosts x ``--pages`` pages
+   (the special hosts included: Crawl-delay, a 5xx robots.txt, redirects). Once the last
+   worker has stored ``--kill-after`` pages it is killed with SIGKILL; once the others have
+   gone on a while, Redis is killed too and started again from its AOF. The audit then
+   counts, across every worker: moments with two requests in flight to one host name,
+   Crawl-delay and robots.txt violations, expected pages never fetched, and pages fetched
+   twice (allowed: the killed worker's requests in flight, at most its concurrency).
 2. **Throughput**: a latency-bound web (every answer ``--latency`` late; each worker's
-   concurrency, not the server, is the limit) crawled to ``--target`` pages by one worker,
-   then by two, and Redis's commands and network bytes per stored page (``INFO``), with the
-   workers' CPU per page (``os.wait4``).
+   concurrency, not the server, is the limit) crawled to ``--target`` pages by each number
+   of workers in ``--speed-workers`` (1, 2 and 4 by default; none: no throughput part), and
+   Redis's commands and network bytes per stored page (``INFO``), with the workers' CPU per
+   page (``os.wait4``).
 
     .venv/bin/python benchmarks/shared_crawl.py --hosts 210 --pages 100
 
@@ -151,19 +152,20 @@ def crash_run(args: argparse.Namespace, work: Path) -> dict[str, object]:
                              work / "w1.log")]  # fmt: skip
             client = server.client()
             wait_for(lambda: bool(pages_of(client, "crash")), "the crawl to start")
-            for name in ("w2", "w3"):
+            for name in (f"w{i}" for i in range(2, args.crash_workers + 1)):
                 workers.append(spawn(["worker", "--out", str(work / name), *common], name,
                                      work / f"{name}.log"))  # fmt: skip
-            wait_for(lambda: pages_of(client, "crash").get("w3", 0) >= args.kill_after, "w3")
-            workers[2].process.send_signal(signal.SIGKILL)
-            workers[2].wait()
+            last = f"w{args.crash_workers}"  # the one killed
+            wait_for(lambda: pages_of(client, "crash").get(last, 0) >= args.kill_after, last)
+            workers[-1].process.send_signal(signal.SIGKILL)
+            workers[-1].wait()
             killed_at = time.monotonic() - started
             wait_for(lambda: sum(pages_of(client, "crash").values()) >= args.kill_after * 3,
                      "more pages")  # fmt: skip
             server.stop(kill=True)
             server.start()
             restarted_at = time.monotonic() - started
-            for worker in workers[:2]:
+            for worker in workers[:-1]:
                 worker.wait()
             wall = time.monotonic() - started
             report = site.report()
@@ -176,7 +178,8 @@ def crash_run(args: argparse.Namespace, work: Path) -> dict[str, object]:
         "expected_pages": expected,
         "pages_by_worker": figures,
         "exit_codes": {w.name: w.code for w in workers},
-        "killed_w3_at_s": round(killed_at, 1),
+        "workers": args.crash_workers,
+        "killed_last_at_s": round(killed_at, 1),
         "redis_restarted_at_s": round(restarted_at, 1),
         "wall_s": round(wall, 1),
         "concurrent_violations": report.concurrent_violations,
@@ -260,11 +263,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=32, help="per worker, crash run")
     parser.add_argument("--crash-latency", type=float, default=0.005)
-    parser.add_argument("--kill-after", type=int, default=1500, help="w3's pages before the kill")
+    parser.add_argument("--crash-workers", type=int, default=4, help="the last one is killed")
+    parser.add_argument("--kill-after", type=int, default=1500, help="its pages before the kill")
     parser.add_argument("--latency", type=float, default=0.2, help="seconds, throughput web")
     parser.add_argument("--speed-concurrency", type=int, default=8)
     parser.add_argument("--target", type=int, default=2000, help="pages, throughput runs")
-    parser.add_argument("--speed-workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--speed-workers", type=int, nargs="*", default=[1, 2, 4])
     parser.add_argument("--skip-crash", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -276,6 +280,10 @@ def main() -> None:
             print(json.dumps(result["crash"], indent=1), flush=True)
         runs = [throughput(args, work, n) for n in args.speed_workers]
         result["throughput"] = runs
+        if not runs:
+            if args.json:
+                args.json.write_text(json.dumps(result, indent=1) + "\n")
+            return
         base = float(runs[0]["pages_per_s"])  # type: ignore[arg-type]
         result["speed_up"] = {
             str(run["workers"]): round(float(run["pages_per_s"]) / base, 2)  # type: ignore[arg-type]

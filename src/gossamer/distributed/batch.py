@@ -48,12 +48,12 @@ class Completion:
 class StepCall:
     """A batch for one partition: completions, admission arguments of links (six per URL,
     :func:`admission`), and up to ``want`` leases (``reserve``: each holds a page of the
-    target)."""
+    target); ``want`` 0 asks none but says what the partition holds (a look), -1 neither."""
 
     part: int
     completions: Sequence[Completion] = ()
     links: Sequence[str] = ()
-    want: int = 0
+    want: int = -1
     reserve: bool = False
 
     def args(self, prefix: str, now: str, worker: str, ttl: float) -> list[str]:

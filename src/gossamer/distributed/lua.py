@@ -170,7 +170,8 @@ end
 """
 )
 
-# ARGV: P, now, worker, ttl, want, reserve ('1': each lease holds a page of the target),
+# ARGV: P, now, worker, ttl, want (-1: no lease and no look; 0: a look only), reserve ('1':
+#       each lease holds a page of the target),
 #       reap limit, completion count, link count,
 #       then per completion: host, token, answer, wait ('' or seconds), retry job ('' or
 #       JSON), count page ('1'|'0'), deferred ('' or 'origin TAB why');
@@ -284,8 +285,8 @@ flush_ready()
 -- Leases.
 local given = {}
 local left = 'more'
-if STATE == 'paused' or STATE == 'stopped' then
-  want = 0
+if want >= 0 and (STATE == 'paused' or STATE == 'stopped') then
+  want = -1
   left = STATE
 end
 if want > 0 then
@@ -314,15 +315,16 @@ if want > 0 then
       redis.call('ZADD', P..'leases', unpack(expiry))
     end
   end
-  if #given / 3 < want then
-    local first = redis.call('ZRANGE', P..'ready', 0, 0, 'WITHSCORES')
-    if #first > 0 then
-      left = 'wait'
-    elseif redis.call('ZCARD', P..'leases') > 0 then
-      left = 'idle'
-    else
-      left = 'empty'
-    end
+end
+-- A look (want 0) or a lease short of what was wanted says what is left.
+if want >= 0 and #given / 3 < math.max(want, 1) then
+  local first = redis.call('ZRANGE', P..'ready', 0, 0, 'WITHSCORES')
+  if #first > 0 then
+    left = 'wait'
+  elseif redis.call('ZCARD', P..'leases') > 0 then
+    left = 'idle'
+  else
+    left = 'empty'
   end
 end
 -- Nothing left here but hosts waiting to retry an unavailable robots.txt

@@ -94,6 +94,7 @@ class Rounds:
         self.target = -1  # the page target (0: none; -1: not known yet)
         self.ended: Finished | Deferred | Halted | None = None
         self._closing = False
+        self._notifying: asyncio.Task[None] | None = None
         self.rounds = 0  # round trips made (for the benchmarks)
 
     # -- the loops' side ----------------------------------------------------------------------
@@ -140,7 +141,7 @@ class Rounds:
         if self.ended is None:
             self.ended = reason
         self._kick.set()
-        asyncio.get_running_loop().create_task(self._notify())
+        self._notifying = asyncio.get_running_loop().create_task(self._notify())
 
     async def _notify(self) -> None:
         async with self._has_lease:
@@ -186,8 +187,9 @@ class Rounds:
             if pending >= BATCH or (self._closing and self._business()):
                 return
             if pending or asking or any(self._links.values()):
-                since = self._pending_since or time.monotonic()
-                linger = since + LINGER - time.monotonic()
+                if self._pending_since is None:  # the linger counts from the first business
+                    self._pending_since = time.monotonic()
+                linger = self._pending_since + LINGER - time.monotonic()
                 if linger <= 0 or (asking and self._waiting >= max(1, self._concurrency // 2)):
                     return
                 await self._wait(linger)
@@ -227,11 +229,15 @@ class Rounds:
         if want > 0 and self.target != 0:
             want = await self._credit_for(want)
         asking = self._askable() if want > 0 else []
+        turn = self._round % len(asking) if asking else 0
+        asking = asking[turn:] + asking[:turn]  # the first in line changes round by round
+        # never more leases than wanted in all; a partition of no share still looks (want 0)
+        shares = {p: want // len(asking) + (k < want % len(asking)) for k, p in enumerate(asking)}
         for part in set(self._outbox) | set(self._links) | set(asking):
             completions, links = self._outbox.pop(part, []), self._links.pop(part, [])
             sent += completions
-            share = -(-want // len(asking)) if part in asking else 0  # want spread over them
-            if completions or links or share:
+            share = shares.get(part, -1)
+            if completions or links or share >= 0:
                 calls[part] = StepCall(part, completions, links, share, self.target > 0)
         if not calls:
             return
@@ -254,6 +260,8 @@ class Rounds:
             self._take(reply, asked=reply.part in asking)
         if asking:
             self._judge(replies, asking)
+            if self.credit > 0 and not any(r.leases for r in replies):
+                await self.give_back()  # nothing to use it on now: others may have
         if self.pool or self.ended is not None:
             async with self._has_lease:
                 self._has_lease.notify_all()

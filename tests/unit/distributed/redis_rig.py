@@ -187,13 +187,17 @@ async def created(
     *,
     clock: FakeClock | None = None,
     ttl: float = 10.0,
+    parts: int | None = None,
 ) -> list[RedisFrontier]:
-    """``workers`` handles (w0, w1, ...) on a new crawl ``name``, each with its own client."""
+    """``workers`` handles (w0, w1, ...) on a new crawl ``name``, each with its own client;
+    ``parts``: the frontier's partitions (default: one, as on one Redis)."""
     frontiers = [
         RedisFrontier(AsyncRedis.from_url(server.url), name, f"w{i}", ttl=ttl, clock=clock)
         for i in range(workers)
     ]
-    assert await frontiers[0].create(config)
+    assert await frontiers[0].create(config, parts=parts)
+    for joiner in frontiers[1:]:
+        await joiner.open()
     return frontiers
 
 
