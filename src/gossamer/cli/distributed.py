@@ -45,7 +45,8 @@ def add_frontier_flags(p: Any, *, required: bool, worker: bool = True) -> None:
         "--frontier",
         required=required,
         metavar="URL",
-        help="share the crawl through Redis: redis://[:PASSWORD@]HOST:PORT/DB or rediss://",
+        help="share the crawl through Redis: redis://[:PASSWORD@]HOST:PORT/DB, rediss:// (TLS), "
+        "or a Redis Cluster: redis+cluster://[:PASSWORD@]HOST:PORT[,HOST:PORT...]",
     )
     p.add_argument("--name", default="crawl", help="the shared crawl's name in Redis")
     p.add_argument(

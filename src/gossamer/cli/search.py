@@ -133,7 +133,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--frontier",
         metavar="URL",
-        help="the Crawl page follows this crawl shared through Redis (redis://, rediss://)",
+        help="the Crawl page follows this crawl shared through Redis (redis://, rediss://, "
+        "redis+cluster://)",
     )
     p.add_argument("--name", default="crawl", help="the shared crawl's name in Redis")
     p.add_argument(
