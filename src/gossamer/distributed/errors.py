@@ -6,9 +6,14 @@ value, :class:`~gossamer.distributed.frontier.Lost`); these are.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
+from redis.exceptions import RedisError
+
 from gossamer.errors import GossamerError
 
-__all__ = ["SharedFrontierError"]
+__all__ = ["SharedFrontierError", "client_race", "redis_errors"]
 
 
 class SharedFrontierError(GossamerError):
@@ -26,3 +31,17 @@ def client_race(exc: BaseException) -> bool:
     while frame is not None and frame.tb_next is not None:
         frame = frame.tb_next
     return frame is not None and "/redis/" in frame.tb_frame.f_code.co_filename
+
+
+@contextlib.contextmanager
+def redis_errors(what: str) -> Iterator[None]:
+    """Redis's own errors (connection lost, refused command), and the cluster client's race,
+    as one of ours: "Redis could not ``what``"."""
+    try:
+        yield
+    except RedisError as exc:
+        raise SharedFrontierError(f"Redis could not {what}: {exc}") from exc
+    except AttributeError as exc:
+        if not client_race(exc):
+            raise
+        raise SharedFrontierError(f"Redis could not {what}: a connection was reset") from exc

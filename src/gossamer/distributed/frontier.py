@@ -6,28 +6,7 @@ batches (``batch.StepCall``: completions, links and leases for one partition in 
 script, :mod:`gossamer.distributed.lua`), and one round of them is one pipeline: one client
 round trip per Redis node, whatever the batch holds.
 
-Key layout (``keys.py``): crawl-wide under ``gossamer:{NAME}:`` (``G``), the frontier in
-``parts`` partitions by host under ``gossamer:{NAME:K}:`` (``P``)::
-
-    G settings          string  the crawl's settings, JSON (settings.py)
-    G politeness        hash    delay, crawl_delay_cap, max_backoff, max_retries, per_host,
-                                robots_wait, target (the page target, 0: none), parts
-    G control           hash    state: running | paused | stopped
-    G credit / granted  string / hash  page-target credit not handed out / worker -> given
-    G workers / beats   hash    worker -> figures JSON / last heartbeat time
-    G status, domains, hosts    each worker's status (livestatus.py)
-    P conf              hash    the partition's copy of the politeness values and the state
-    P q:HOST            list    the host's queued jobs (codec.py JSON), oldest first
-    P ready             zset    host -> next-allowed time; unleased hosts with queued work
-    P host:HOST         hash    delay, next, errors (frontier.politeness.HostTiming; delay
-                                once its robots.txt was read), site (its [[site]] tables'
-                                delay, if they set one), fetched, admitted, deferred
-    P lease             hash    host -> token, worker, reserved, job (in flight)
-    P leases            zset    host -> lease expiry, for the reaper
-    P pages / stored    string / hash  pages stored / worker -> pages it stored
-    P tokens / epoch    string  the fencing-token counter / changes of queues and leases
-    P seen:SHARD        set     64-bit fingerprints as integers (compact intsets)
-    P robots:ORIGIN     string  robots.txt cache, JSON, with a TTL (robots_cache.py)
+Where the keys live, and what each holds: ``keys.py``.
 
 The clock is Redis ``TIME`` unless a ``clock`` is injected (tests): one clock for every
 machine, so a delay holds across workers whatever their own clocks say.
@@ -42,19 +21,29 @@ Besides the batches, single calls (``lease``, ``complete``, ``add``) serve tools
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import NoScriptError, RedisError
 
 from gossamer.config import CrawlConfig
 from gossamer.distributed import lua, settings
+from gossamer.distributed.answers import (
+    Credit,
+    Deferred,
+    Done,
+    Finished,
+    Halted,
+    Idle,
+    LeaseAnswer,
+    Leased,
+    Lost,
+    Wait,
+    summarise,
+)
 from gossamer.distributed.batch import (
     Completion,
     Lease,
@@ -66,9 +55,10 @@ from gossamer.distributed.batch import (
 )
 from gossamer.distributed.codec import decode_job, encode_job
 from gossamer.distributed.connect import is_cluster
-from gossamer.distributed.errors import SharedFrontierError, client_race
+from gossamer.distributed.errors import redis_errors
 from gossamer.distributed.keys import PARTS_PER_NODE, crawl_prefix, part_of, part_prefix
 from gossamer.distributed.reclaim import reclaim_gone
+from gossamer.distributed.scripts import Call, Scripts
 from gossamer.frontier.hosts import Job
 from gossamer.frontier.politeness import Answer, HostTiming, Outcome
 from gossamer.sites import SiteRules
@@ -93,88 +83,6 @@ __all__ = [
 
 LEASE_TTL = 30.0  # seconds a lease lives without a heartbeat
 ADD_BATCH = 500  # URLs per step call, so no single script holds Redis for long
-
-
-@dataclass(frozen=True, slots=True)
-class Leased:
-    lease: Lease
-
-
-@dataclass(frozen=True, slots=True)
-class Wait:
-    """No host is ready before ``until`` (frontier clock)."""
-
-    until: float
-
-
-@dataclass(frozen=True, slots=True)
-class Idle:
-    """Nothing ready, but other workers hold leases: their links may bring work."""
-
-
-@dataclass(frozen=True, slots=True)
-class Finished:
-    """No queued job and no lease anywhere: the crawl has run dry."""
-
-
-@dataclass(frozen=True, slots=True)
-class Deferred:
-    """Nothing left but hosts waiting to retry an unavailable robots.txt, past their grace:
-    the crawl ends, leaving these origins to its next run; ``why`` each robots.txt was
-    unavailable (its status or error kind; empty if not known)."""
-
-    why: tuple[tuple[str, str], ...]  # (origin, why), by origin
-
-    @property
-    def origins(self) -> tuple[str, ...]:
-        return tuple(origin for origin, _ in self.why)
-
-
-@dataclass(frozen=True, slots=True)
-class Halted:
-    """The crawl is paused or stopped, or its page target is stored (``state``)."""
-
-    state: str
-
-
-@dataclass(frozen=True, slots=True)
-class Lost:
-    """The lease had expired and was reaped (or taken over): the completion was refused."""
-
-
-@dataclass(frozen=True, slots=True)
-class Done:
-    """The completion was recorded."""
-
-    queued: int  # new links queued
-    pages: int = 0  # pages stored crawl-wide, after this one
-
-
-@dataclass(frozen=True, slots=True)
-class Credit:
-    """The page target's credit: ``granted`` now (-1: this worker was taken for gone, its
-    credit reclaimed), ``left`` crawl-wide, the crawl's control ``state``, its ``target``."""
-
-    granted: int
-    left: int
-    state: str
-    target: int
-
-
-LeaseAnswer = Leased | Wait | Idle | Finished | Deferred | Halted
-
-
-@contextlib.contextmanager
-def _wrapped(what: str) -> Iterator[None]:
-    """Redis's own errors (connection lost, refused command) as one of ours."""
-    try:
-        yield
-    except RedisError as exc:
-        raise SharedFrontierError(f"Redis could not {what}: {exc}") from exc
-    except AttributeError as exc:
-        if not client_race(exc):
-            raise
-        raise SharedFrontierError(f"Redis could not {what}: a connection was reset") from exc
 
 
 class RedisFrontier:
@@ -203,7 +111,7 @@ class RedisFrontier:
         # The crawl's partitions: known from ``create`` or ``open`` (1 until then).
         self.parts = parts or 1
         self._parts_known = parts is not None
-        self._shas: dict[str, str] = {}
+        self._scripts = Scripts(redis)
         self._turn = itertools.count()  # which partition a single lease asks first
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -216,36 +124,9 @@ class RedisFrontier:
     def part_prefix(self, part: int) -> str:
         return part_prefix(self.name, part)
 
-    async def _sha(self, script: str) -> str:
-        sha = self._shas.get(script)
-        if sha is None:
-            sha = text(await self.redis.script_load(script))
-            self._shas[script] = sha
-        return sha
-
-    async def run(self, calls: Sequence[tuple[str, str, Sequence[str | float | int]]]) -> list[Any]:
-        """Run ``(script, key, args)`` calls in one pipeline (one round trip per node); each
-        script is loaded once, and again where a node lost it (a restart)."""
-        for attempt in range(2):
-            with _wrapped("run a frontier step"):
-                try:
-                    shas = [await self._sha(script) for script, _, _ in calls]
-                    # EVALSHA as a plain command: a cluster's pipeline refuses its helper
-                    if len(calls) == 1:
-                        (_, key, args), sha = calls[0], shas[0]
-                        answer = await self.redis.execute_command(  # type: ignore[no-untyped-call]
-                            "EVALSHA", sha, 1, key, *args
-                        )
-                        return [answer]
-                    async with self.redis.pipeline(transaction=False) as pipe:
-                        for (_, key, args), sha in zip(calls, shas, strict=True):
-                            pipe.execute_command("EVALSHA", sha, 1, key, *args)
-                        return list(await pipe.execute())
-                except NoScriptError:
-                    if attempt:
-                        raise
-                    self._shas.clear()
-        raise AssertionError("unreachable")
+    async def run(self, calls: Sequence[Call]) -> list[Any]:
+        """Run ``(script, key, args)`` calls in one pipeline (``scripts.py``)."""
+        return await self._scripts.run(calls)
 
     def step_call(self, call: StepCall) -> tuple[str, str, list[str]]:
         prefix = self.part_prefix(call.part)
@@ -284,7 +165,7 @@ class RedisFrontier:
         return created
 
     async def _masters(self) -> int:
-        with _wrapped("list the cluster's masters"):
+        with redis_errors("list the cluster's masters"):
             cluster: Any = self.redis
             await cluster.initialize()  # the nodes are known once it has asked one
             return len(cluster.get_primaries())
@@ -292,7 +173,7 @@ class RedisFrontier:
     async def open(self) -> None:
         """Learn the crawl's partitions and write each one's copy of the politeness values and
         the control state (idempotent: every worker that joins does it)."""
-        with _wrapped("read the crawl's politeness"):
+        with redis_errors("read the crawl's politeness"):
             fields = {
                 text(k): text(v)
                 for k, v in (await self.redis.hgetall(self.prefix + "politeness")).items()
@@ -311,7 +192,7 @@ class RedisFrontier:
         await self.run(calls)
 
     async def stored_settings(self) -> bytes | str | None:
-        with _wrapped("read the crawl's settings"):
+        with redis_errors("read the crawl's settings"):
             raw: bytes | str | None = await self.redis.get(self.prefix + "settings")
         return raw
 
@@ -350,7 +231,7 @@ class RedisFrontier:
 
     async def recrawl(self) -> tuple[float, str] | None:
         """The recrawl the shared crawl is in: its start and mode ("all", "due"), if any."""
-        with _wrapped("read the crawl's recrawl"):
+        with redis_errors("read the crawl's recrawl"):
             raw = await self.redis.hmget(self.prefix + "recrawl", "since", "mode")
         if raw[0] is None or raw[1] is None:
             return None
@@ -358,7 +239,7 @@ class RedisFrontier:
 
     async def begin_recrawl(self, since: float, mode: str) -> None:
         """Start a recrawl of the shared crawl: every worker queues its folder's pages."""
-        with _wrapped("start a recrawl"):
+        with redis_errors("start a recrawl"):
             await self.redis.hset(
                 self.prefix + "recrawl", mapping={"since": repr(since), "mode": mode}
             )
@@ -451,7 +332,7 @@ class RedisFrontier:
                 )
             )
         held = await self.run(calls) if calls else []
-        with _wrapped("store the worker's figures"):
+        with redis_errors("store the worker's figures"):
             now = await self.now()
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.hset(self.prefix + "workers", self.worker, json.dumps(figures, sort_keys=True))
@@ -460,7 +341,7 @@ class RedisFrontier:
         return {text(host) for hosts in held for host in hosts}
 
     async def _target(self) -> int:
-        with _wrapped("read the page target"):
+        with redis_errors("read the page target"):
             raw = await self.redis.hget(self.prefix + "politeness", "target")
         return int(raw or 0)
 
@@ -480,7 +361,7 @@ class RedisFrontier:
         return hosts, len(hosts)
 
     async def _leased(self, part: int) -> set[str]:
-        with _wrapped("read the leases"):
+        with redis_errors("read the leases"):
             return {text(h) for h in await self.redis.hkeys(self.part_prefix(part) + "lease")}
 
     async def retry_deferred(self) -> int:
@@ -498,7 +379,7 @@ class RedisFrontier:
 
     async def pages(self) -> int:
         """Pages stored crawl-wide (every worker's, every partition's)."""
-        with _wrapped("read the crawl's pages"):
+        with redis_errors("read the crawl's pages"):
             async with self.redis.pipeline(transaction=False) as pipe:
                 for part in range(self.parts):
                     pipe.get(self.part_prefix(part) + "pages")
@@ -520,7 +401,7 @@ class RedisFrontier:
     async def timing(self, host: str) -> HostTiming:
         """The host's politeness state, as :mod:`gossamer.frontier.politeness` keeps it."""
         conf = self.part_prefix(self.part(host)) + "conf"
-        with _wrapped("read a host's timing"):
+        with redis_errors("read a host's timing"):
             got = await self.redis.hmget(self.host_key(host), "delay", "next", "errors", "site")
             base = await self.redis.hget(conf, "delay")
         delay, nxt, errors, site = (None if v is None else text(v) for v in got)
@@ -531,29 +412,12 @@ class RedisFrontier:
         )
 
     async def host_state(self, host: str) -> dict[str, float]:
-        with _wrapped("read a host's state"):
+        with redis_errors("read a host's state"):
             raw: dict[bytes | str, bytes | str] = await self.redis.hgetall(self.host_key(host))
         return {text(k): float(v) for k, v in raw.items()}
 
     async def queued(self, host: str) -> list[Job]:
         key = self.part_prefix(self.part(host)) + "q:" + host
-        with _wrapped("read a host's queue"):
+        with redis_errors("read a host's queue"):
             raw: list[bytes | str] = await self.redis.lrange(key, 0, -1)
         return [decode_job(item, host) for item in raw]
-
-
-def summarise(replies: Sequence[StepReply]) -> Wait | Idle | Finished | Deferred | Halted:
-    """What the partitions' answers say together, when none gave a lease. ``Finished`` from
-    one look is exact for one partition only; the rounds confirm it across several."""
-    lefts = {reply.left for reply in replies}
-    for state in ("stopped", "paused"):
-        if state in lefts:
-            return Halted(state)
-    if lefts <= {"empty", "deferred"} and "deferred" in lefts:
-        return Deferred(tuple(sorted(w for reply in replies for w in reply.why)))
-    if lefts <= {"empty"}:
-        return Finished()
-    waits = [reply.until for reply in replies if reply.left == "wait" and reply.until is not None]
-    if waits:
-        return Wait(min(waits))
-    return Idle()

