@@ -60,6 +60,8 @@ class FetchConfig:
     # A Netscape cookie file (curl -c, wget --save-cookies) the jars start from (`--cookies`)
     cookies_file: str | None = None
     warc_cookies: bool = False  # write Cookie headers into WARC request records (`--warc-cookies`)
+    # https over HTTP/2 where the server offers it by ALPN (`--http2`; the http2 extra)
+    http2: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -343,6 +343,7 @@ RULES: dict[str, Check] = {
     "fetch.cookies": _flag,
     "fetch.cookies_file": _cookie_file,
     "fetch.warc_cookies": _flag,
+    "fetch.http2": _flag,
     "scope.max_depth": _whole(0, optional=True),
     "scope.max_url_length": _whole(1),
     "scope.max_pages_per_host": _whole(1, optional=True),

@@ -62,6 +62,8 @@ _MEANINGS = {
     "fetch.read_timeout": "seconds to wait for the next bytes of an answer",
     "fetch.keep_types": "media types that are stored as pages; others are counted and dropped",
     "fetch.ca_file": "PEM file of extra certificate authorities to trust (`--ca-file`)",
+    "fetch.http2": "send https requests over HTTP/2 where the server offers it (ALPN), HTTP/1.1"
+    " where not; recorded in HTTP/1.1 form (`--http2`, the http2 extra)",
     "scope.max_depth": "ignore links more than this many hops from a seed (`--max-depth`);"
     " none: no limit",
     "scope.max_url_length": "longer URLs are refused",

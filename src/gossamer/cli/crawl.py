@@ -70,6 +70,7 @@ FLAGS = {
     "fetch.cookies": "--no-cookies",
     "fetch.cookies_file": "--cookies",
     "fetch.warc_cookies": "--warc-cookies",
+    "fetch.http2": "--http2",
     "politeness.respect_nofollow": "--nofollow",
     "scope.sitemaps": "--no-sitemaps",
     "resolve": "--resolve",
@@ -173,6 +174,12 @@ def add_parser(sub: Any) -> None:
         f" (default: {_POLITE.robots_wait:g}s)",
     )
     p.add_argument("--ca-file", help="PEM file of extra certificate authorities to trust")
+    p.add_argument(
+        "--http2",
+        action="store_true",
+        help="send https requests over HTTP/2 where the server offers it, HTTP/1.1 where not"
+        " (proxied requests stay HTTP/1.1; needs the http2 extra)",
+    )
     p.add_argument(
         "--resolve",
         action="append",
@@ -379,6 +386,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "fetch.cookies": False if args.no_cookies else None,
         "fetch.cookies_file": args.cookies,
         "fetch.warc_cookies": True if args.warc_cookies else None,
+        "fetch.http2": True if args.http2 else None,
         "politeness.respect_nofollow": args.nofollow,
         "scope.sitemaps": False if args.no_sitemaps else None,
         "resolve": tuple(args.resolve) or None,
@@ -509,6 +517,8 @@ def run_crawl(args: argparse.Namespace) -> int:
         check_thread_flags(args)
         plan = crawl_plan(args)
         proxies_of(plan.config)  # the environment's proxies too: refused here, in one line
+        if plan.config.fetch.http2:
+            require("gossamer crawl --http2", "http2")
         config, note = begin_crawl(plan)
         if note is not None:
             print(f"gossamer: warning: {note}", file=sys.stderr, flush=True)

@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable, Mapping
 
 from gossamer.config import CrawlConfig
+from gossamer.extras import require
 from gossamer.fetch.cookies import CookieJars, FileCookie, read_cookie_file
 from gossamer.fetch.fetcher import Fetcher, FetchLimits
 from gossamer.fetch.proxy import Proxies
@@ -80,7 +81,13 @@ def _proxy_hook(proxies: Proxies, sites: SiteRules) -> Callable[[str], str | Non
 
 
 def build_fetcher(config: CrawlConfig, *, connections: int) -> Fetcher:
-    """A fetcher with ``connections`` pooled connections, as ``config`` says."""
+    """A fetcher with ``connections`` pooled connections, as ``config`` says.
+
+    ``fetch.http2`` needs the http2 extra: a missing one is a ``MissingExtraError`` here,
+    before any request (the CLI asks first, to say so in one line).
+    """
+    if config.fetch.http2:
+        require("fetch.http2", "http2")
     sites = SiteRules.of(config)
     return Fetcher(
         user_agent=config.fetch.user_agent,
@@ -94,4 +101,5 @@ def build_fetcher(config: CrawlConfig, *, connections: int) -> Fetcher:
         cookies=cookie_jars(config, sites),
         record_cookies=config.fetch.warc_cookies,
         site_for=sites.for_url if sites else None,
+        http2=config.fetch.http2,
     )

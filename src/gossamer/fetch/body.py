@@ -8,15 +8,35 @@ only by RFC 9309's 500 KiB cap, and then at a line end; every read stops at its 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-
-import aiohttp
+from typing import Protocol
 
 from gossamer.fetch.decode import DecodeError, decode_body
 from gossamer.fetch.sniff import RESOURCE_HEADER, computed_type, media_type, needs_sniffing
 from gossamer.robots.parser import MAX_ROBOTS_BYTES, whole_lines
 
-__all__ = ["Payload", "read_capped", "read_page", "read_robots"]
+__all__ = ["Answer", "Chunks", "Payload", "read_capped", "read_page", "read_robots"]
+
+
+class Chunks(Protocol):
+    """A body stream: aiohttp's ``StreamReader``, or the HTTP/2 transport's (``fetch/http2.py``)."""
+
+    def iter_chunked(self, n: int, /) -> AsyncIterator[bytes]: ...
+
+
+class Answer(Protocol):
+    """What the readers need of an answer: aiohttp's ``ClientResponse`` has it, and so does
+    the HTTP/2 transport's ``H2Answer``."""
+
+    @property
+    def status(self) -> int: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def content_length(self) -> int | None: ...
+    @property
+    def content(self) -> Chunks: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +52,7 @@ class Payload:
 
 
 async def read_page(
-    resp: aiohttp.ClientResponse,
+    resp: Answer,
     *,
     max_body: int,
     max_decoded: int,
@@ -70,7 +90,7 @@ async def read_page(
     return Payload(body, content, computed, error, truncated)
 
 
-async def read_robots(resp: aiohttp.ClientResponse) -> Payload:
+async def read_robots(resp: Answer) -> Payload:
     """A robots.txt body: cut by the 500 KiB cap of RFC 9309 only, and then at a line end.
 
     One byte past the cap is read, to tell whether the cut falls at a line end. A body the
@@ -96,7 +116,7 @@ async def read_robots(resp: aiohttp.ClientResponse) -> Payload:
     return Payload(body, content, declared)
 
 
-async def read_capped(stream: aiohttp.StreamReader, limit: int) -> tuple[bytes, bool]:
+async def read_capped(stream: Chunks, limit: int) -> tuple[bytes, bool]:
     """At most ``limit`` bytes of the body, and whether there was more."""
     chunks: list[bytes] = []
     size = 0

@@ -15,6 +15,11 @@ targets go through CONNECT, and a proxy that fails is a ``proxy_error``, the rou
 Cookies live in a jar per host (``fetch/cookies.py``); the ``Cookie`` header is left out of
 the recorded request headers (so of the WARC request records) unless ``record_cookies``, and
 ``Proxy-Authorization`` always is.
+
+With ``http2`` (``--http2``), https requests sent direct go through ``fetch/http2.py``
+instead: HTTP/2 where the server offers it by ALPN, HTTP/1.1 where not, with the same guard,
+slots, deadline, readers and result; its answers are recorded in HTTP/1.1 form, the protocol
+in the result's ``extra["protocol"]``. Plain http and proxied requests stay on aiohttp.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from gossamer.errors import ConfigError, FetchError
-from gossamer.fetch.body import read_page, read_robots
+from gossamer.fetch.body import Payload, read_page, read_robots
 from gossamer.fetch.cookies import CookieJars
 from gossamer.fetch.decode import ACCEPT_ENCODING
 from gossamer.fetch.faults import PROXY_ERROR, error_kind
@@ -45,6 +50,7 @@ from gossamer.robots.parser import MAX_ROBOTS_BYTES
 from gossamer.urls import canonical_link
 
 if TYPE_CHECKING:
+    from gossamer.fetch.http2 import H2Answer, Http2Client
     from gossamer.sites import SiteRule
 
 __all__ = [
@@ -124,6 +130,7 @@ class Fetcher:
         proxy_for: Callable[[str], str | None] = _direct,
         cookies: CookieJars | None = None,
         record_cookies: bool = False,
+        http2: bool = False,
     ) -> None:
         """``max_per_ip``: exchanges in flight per server address (None: no cap).
 
@@ -136,6 +143,10 @@ class Fetcher:
         ``proxy_for``: the proxy URL of a request (credentials allowed: they stay in memory),
         None to go direct. ``cookies``: the crawl's jars (None: no cookie sent or kept);
         ``record_cookies``: keep the ``Cookie`` header in the recorded request headers.
+
+        ``http2``: send https requests that go direct over the HTTP/2 transport
+        (``fetch/http2.py``, the ``http2`` extra), which speaks HTTP/1.1 where a server
+        offers no h2.
         """
         self._user_agent = user_agent
         self._limits = limits
@@ -155,6 +166,8 @@ class Fetcher:
         self._names: ResolvedNames | None = None
         self._gate: AddressGate | None = None
         self._session: aiohttp.ClientSession | None = None
+        self._http2 = http2
+        self._h2: Http2Client | None = None
 
     async def __aenter__(self) -> Fetcher:
         # Reading the CA file (and the system's store) blocks: keep it off the event loop.
@@ -192,9 +205,32 @@ class Fetcher:
             max_line_size=16_384,
             max_field_size=16_384,
         )
+        if self._http2:
+            self._h2 = await self._http2_client(resolver)
         return self
 
+    async def _http2_client(self, resolver: GuardedResolver) -> Http2Client:
+        from gossamer.fetch.http2 import Http2Client  # noqa: PLC0415 - the http2 extra, lazily
+
+        def context() -> ssl.SSLContext:
+            if self._ca_file is not None:
+                made = tls_context(self._ca_file)
+                assert isinstance(made, ssl.SSLContext)
+                return made
+            return ssl.create_default_context()
+
+        return Http2Client(
+            resolver=resolver,
+            tls=await asyncio.to_thread(context),  # reading the store blocks
+            connections=self._connections,
+            connect_timeout=self._limits.connect_timeout,
+            read_timeout=self._limits.read_timeout,
+        )
+
     async def __aexit__(self, *exc: object) -> None:
+        if self._h2 is not None:
+            await self._h2.aclose()
+            self._h2 = None
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -388,6 +424,12 @@ class Fetcher:
         if cookie:
             headers["Cookie"] = cookie
         headers.update(conditions)
+        if self._h2 is not None and proxy is None and target.scheme == "https":
+            own = self._site_headers(url, headers or None)
+            return await self._exchange_h2(
+                self._h2, target, url, own, max_body=max_body, robots=robots, started=started,
+                t0=t0, any_type=any_type,
+            )  # fmt: skip
         async with self._session.get(
             target,
             allow_redirects=False,
@@ -451,3 +493,78 @@ class Fetcher:
                 truncated=payload.truncated,
                 skipped_body=payload.skipped,
             )
+
+    def _h2_headers(self, own: dict[str, str] | None) -> tuple[tuple[str, str], ...]:
+        """The session's headers (as aiohttp sends them) with the request's own over them."""
+        base = {
+            "User-Agent": self._user_agent,
+            "Accept": _ACCEPT,
+            "Accept-Encoding": ACCEPT_ENCODING,
+        }
+        if own:
+            given = {name.lower() for name in own}
+            base = {name: value for name, value in base.items() if name.lower() not in given}
+            base.update(own)
+        return tuple(base.items())
+
+    async def _exchange_h2(
+        self,
+        client: Http2Client,
+        target: URL,
+        url: str,
+        own: dict[str, str] | None,
+        *,
+        max_body: int,
+        robots: bool,
+        started: float,
+        t0: float,
+        any_type: bool,
+    ) -> FetchResult:
+        """The exchange of :meth:`_exchange` over the HTTP/2 transport (direct https only)."""
+        sent = client.request_headers(target, self._h2_headers(own))
+        async with client.get(target, sent) as resp:
+            if resp.status < MIN_STATUS:
+                return FetchResult(
+                    url=url,
+                    status=0,
+                    started_at=started,
+                    elapsed=time.monotonic() - t0,
+                    error="bad_status",
+                    error_detail=f"status line with code {resp.status:03d}",
+                )
+            if self._cookies is not None:
+                self._cookies.update(target, resp.headers.getall("Set-Cookie", []))
+            payload = await self._payload(resp, max_body, robots, any_type)
+            return FetchResult(
+                url=url,
+                status=resp.status,
+                reason=resp.reason,
+                http_version=resp.http_version,  # an h2 answer is recorded as HTTP/1.1
+                request_headers=tuple(
+                    (name, value) for name, value in sent if name.lower() not in self._unrecorded
+                ),
+                response_headers=resp.raw_headers,
+                body=payload.body,
+                content=payload.content,
+                content_type=payload.content_type,
+                started_at=started,
+                elapsed=time.monotonic() - t0,
+                remote_ip=resp.remote_ip,
+                error=payload.error,
+                truncated=payload.truncated,
+                skipped_body=payload.skipped,
+                extra={"protocol": resp.protocol},
+            )
+
+    async def _payload(
+        self, resp: H2Answer, max_body: int, robots: bool, any_type: bool
+    ) -> Payload:
+        if robots:
+            return await read_robots(resp)
+        return await read_page(
+            resp,
+            max_body=max_body,
+            max_decoded=self._limits.max_decoded,
+            keep_types=self._limits.keep_types,
+            any_type=any_type,
+        )
