@@ -230,13 +230,11 @@ async def _add_seeds(redis: Any, args: argparse.Namespace) -> None:
 @contextlib.contextmanager
 def _unreachable(where: str) -> Iterator[None]:
     """Redis's own connection errors as one of ours, so the CLI says them in one line."""
-    from redis.exceptions import RedisError  # noqa: PLC0415
-
-    from gossamer.distributed.errors import SharedFrontierError  # noqa: PLC0415
+    from gossamer.distributed.errors import REDIS_FAULTS, SharedFrontierError  # noqa: PLC0415
 
     try:
         yield
-    except RedisError as exc:
+    except REDIS_FAULTS as exc:
         raise SharedFrontierError(f"Redis at {where}: {exc}") from exc
 
 

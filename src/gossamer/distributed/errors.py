@@ -9,11 +9,17 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
 from gossamer.errors import GossamerError
 
-__all__ = ["SharedFrontierError", "client_race", "redis_errors"]
+__all__ = ["RACY_FAULTS", "REDIS_FAULTS", "SharedFrontierError", "client_race", "redis_errors"]
+
+# What the client raises when Redis cannot do a step: its own errors, and the cluster
+# client's (no node reachable, slots not covered), which are not RedisError.
+REDIS_FAULTS: tuple[type[Exception], ...] = (RedisError, RedisClusterException)
+# The same, with the race of ``client_race`` (the caller checks it is that race).
+RACY_FAULTS: tuple[type[Exception], ...] = (*REDIS_FAULTS, AttributeError)
 
 
 class SharedFrontierError(GossamerError):
@@ -39,7 +45,7 @@ def redis_errors(what: str) -> Iterator[None]:
     as one of ours: "Redis could not ``what``"."""
     try:
         yield
-    except RedisError as exc:
+    except REDIS_FAULTS as exc:
         raise SharedFrontierError(f"Redis could not {what}: {exc}") from exc
     except AttributeError as exc:
         if not client_race(exc):

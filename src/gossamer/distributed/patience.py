@@ -19,15 +19,14 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from redis.exceptions import RedisError
-
-from gossamer.distributed.errors import SharedFrontierError, client_race
+from gossamer.distributed.errors import RACY_FAULTS, SharedFrontierError, client_race
 
 __all__ = ["Patience"]
 
 T = TypeVar("T")
 
 FIRST_PAUSE, LAST_PAUSE = 0.05, 2.0
+_RETRIED: tuple[type[Exception], ...] = (SharedFrontierError, *RACY_FAULTS)
 
 
 class Patience:
@@ -44,7 +43,7 @@ class Patience:
         while True:
             try:
                 value = await step()
-            except (SharedFrontierError, RedisError, AttributeError) as exc:
+            except _RETRIED as exc:
                 if isinstance(exc, AttributeError) and not client_race(exc):
                     raise
                 now = time.monotonic()

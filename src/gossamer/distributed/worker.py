@@ -19,14 +19,12 @@ import sys
 import time
 from dataclasses import dataclass
 
-from redis.exceptions import RedisError
-
 from gossamer.config import CrawlConfig
 from gossamer.crawling.fetching import build_fetcher
 from gossamer.crawling.loop import CrawlLoop
 from gossamer.crawling.recording import Recording
 from gossamer.crawling.revisits import RECRAWL_SINCE
-from gossamer.distributed.errors import client_race
+from gossamer.distributed.errors import RACY_FAULTS, client_race
 from gossamer.distributed.frontier import RedisFrontier
 from gossamer.distributed.links import LinkBuffer
 from gossamer.distributed.livestatus import publish_status, worker_status
@@ -202,7 +200,7 @@ class DistributedWorker:
                         )
                         if message is not None:
                             self.seam.rounds.wake()
-            except (RedisError, AttributeError) as exc:
+            except RACY_FAULTS as exc:
                 if isinstance(exc, AttributeError) and not client_race(exc):
                     raise
                 await asyncio.sleep(IDLE_LAST)

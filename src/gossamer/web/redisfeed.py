@@ -21,10 +21,9 @@ import time
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from gossamer.distributed import control
-from gossamer.distributed.errors import SharedFrontierError
+from gossamer.distributed.errors import REDIS_FAULTS, SharedFrontierError
 from gossamer.distributed.frontier import LEASE_TTL
 from gossamer.distributed.keys import crawl_prefix
 from gossamer.distributed.seeding import add_seed_list
@@ -39,6 +38,8 @@ __all__ = ["RedisFeed"]
 log = logging.getLogger(__name__)
 
 _COMMANDS = {"pause": "paused", "resume": "running", "stop": "stopped"}
+_FAULTS: tuple[type[Exception], ...] = (*REDIS_FAULTS, SharedFrontierError)
+_READ_FAULTS: tuple[type[Exception], ...] = (*_FAULTS, OSError)
 
 
 class RedisFeed(Versioned):
@@ -79,7 +80,7 @@ class RedisFeed(Versioned):
                 return reply
             if cmd == "add-seeds":
                 return await self._add_seeds(command.get("text"))
-        except (RedisError, SharedFrontierError) as exc:
+        except _FAULTS as exc:
             return {"ok": False, "error": str(exc)}
         return {"ok": False, "error": f"unknown command {cmd!r}"}
 
@@ -108,7 +109,7 @@ class RedisFeed(Versioned):
     async def _read(self) -> dict[str, Any]:
         try:
             shared = await control.status(self._redis, self._name, ttl=self._ttl)
-        except (RedisError, SharedFrontierError, OSError) as exc:
+        except _READ_FAULTS as exc:
             log.info("no shared crawl to follow: %s", exc)
             return dict(NOTHING)
         return self._merged(shared, dict(shared.parts or {}))
