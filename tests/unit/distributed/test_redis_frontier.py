@@ -29,6 +29,7 @@ from gossamer.distributed import (
     set_state,
     status,
 )
+from gossamer.distributed.connect import connect
 from gossamer.frontier.hosts import Job
 from tests.unit.distributed.redis_rig import (
     FakeClock,
@@ -326,6 +327,20 @@ def test_unreachable_redis_is_one_clear_error() -> None:
             await front.lease()
         with pytest.raises(SharedFrontierError, match="Redis could not read the crawl's"):
             await front.stored_settings()
+        await redis.aclose()
+
+    asyncio.run(main())
+
+
+def test_unreachable_cluster_is_one_clear_error() -> None:
+    """No node of a cluster answers: the cluster client's own exception (no RedisError) is
+    said as ours too, so a worker retries it under its patience and then says one line."""
+
+    async def main() -> None:
+        redis = connect(f"redis+cluster://127.0.0.1:{free_port()}")
+        front = RedisFrontier(redis, "absent", "w0")
+        with pytest.raises(SharedFrontierError, match="Redis could not"):
+            await front.create(crawl_config(Path("/nonexistent")))
         await redis.aclose()
 
     asyncio.run(main())
