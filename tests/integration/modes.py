@@ -3,7 +3,9 @@
 ``one``: ``gossamer crawl --workers 1``; ``workers``: ``--workers 2`` (the default mode on a
 two-core machine is one worker per core); ``shared``: ``gossamer crawl --frontier redis://``
 with a second process joining by ``gossamer worker``, on a real ``redis-server`` started for
-the test. Every mode runs the real command line in child processes, as a user would.
+the test; ``cluster``: the same on a real three-master Redis Cluster (``redis+cluster://``,
+the crawl in 12 partitions), one per test module, emptied before each test. Every mode runs
+the real command line in child processes, as a user would.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.distributed.cluster_rig import RedisClusterRig
 from tests.unit.distributed.redis_rig import MISSING, SERVER, RedisServer
 
 from .conftest import RESOLVE
@@ -48,6 +51,15 @@ class Mode:
     name: str
     redis: RedisServer | None = None
     started: list[subprocess.Popen[str]] = field(default_factory=list)
+    cluster: RedisClusterRig | None = None
+
+    @property
+    def url(self) -> str:
+        """The ``--frontier`` of a shared crawl (``shared`` or ``cluster``)."""
+        if self.cluster is not None:
+            return self.cluster.url
+        assert self.redis is not None
+        return self.redis.url
 
     def command(self, seeds: Path, out: Path, *flags: str | Path) -> list[str]:
         base = ["crawl", seeds, "--out", out, "--resolve", RESOLVE, "--no-progress", *flags]
@@ -55,16 +67,14 @@ class Mode:
             return gossamer(*base, "--workers", "1")
         if self.name == "workers":
             return gossamer(*base, "--workers", "2")
-        assert self.redis is not None
-        return gossamer(*base, "--frontier", self.redis.url, "--worker-name", "first")
+        return gossamer(*base, "--frontier", self.url, "--worker-name", "first")
 
     def start(self, seeds: Path, out: Path, *flags: str | Path) -> list[subprocess.Popen[str]]:
         """The crawl's processes, running (for tests that signal them)."""
         procs = [self._popen(self.command(seeds, out, *flags))]
-        if self.name == "shared":
-            assert self.redis is not None
+        if self.name in ("shared", "cluster"):
             joiner = gossamer(
-                "worker", "--out", out.with_name(out.name + "-2"), "--frontier", self.redis.url,
+                "worker", "--out", out.with_name(out.name + "-2"), "--frontier", self.url,
                 "--resolve", RESOLVE, "--no-progress", "--worker-name", "second",
                 *_own(flags),
             )  # fmt: skip
@@ -108,6 +118,10 @@ def mode_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Mod
         server = RedisServer(tmp_path / "redis")
         server.start()
     mode = Mode(name, server)
+    if name == "cluster":
+        rig: RedisClusterRig = request.getfixturevalue("redis_cluster")
+        rig.flush()  # each test a new crawl named "crawl"
+        mode = Mode(name, cluster=rig)
     try:
         yield mode
     finally:

@@ -22,6 +22,7 @@ import pytest
 
 from gossamer.testweb import ThreadedTestWeb, WebSpec, build_web
 from gossamer.testweb.model import Role
+from tests.unit.distributed.cluster_rig import redis_cluster
 
 from .conftest import signal_after_fetches
 from .modes import DEADLINE, Finished, Mode, gossamer, mode_fixture
@@ -36,6 +37,7 @@ SPEC = WebSpec(seed=5, hosts=6, pages_per_host=12)
 
 LOCAL = ["one", "workers"]
 ALL = [*LOCAL, "shared"]
+WITH_CLUSTER = [*ALL, "cluster"]  # the promises held on a Redis Cluster too
 
 
 @pytest.fixture
@@ -107,7 +109,7 @@ def test_the_study_threads_give_the_same_verdict(site: ThreadedTestWeb, tmp_path
     assert _stats(tmp_path / "out")["deferred"] == [origin]
 
 
-@pytest.mark.parametrize("mode", ALL, indirect=True)
+@pytest.mark.parametrize("mode", WITH_CLUSTER, indirect=True)
 def test_a_whole_web_gives_the_same_reports(
     mode: Mode, site: ThreadedTestWeb, tmp_path: Path
 ) -> None:
@@ -139,7 +141,7 @@ def _robots_asked(site: ThreadedTestWeb, hosts: list[str]) -> int:
     return sum(1 for r in site.audit.records() if r.host in hosts and r.target == "/robots.txt")
 
 
-@pytest.mark.parametrize("mode", ALL, indirect=True)
+@pytest.mark.parametrize("mode", WITH_CLUSTER, indirect=True)
 def test_the_page_target_is_exact(mode: Mode, site: ThreadedTestWeb, tmp_path: Path) -> None:
     seeds, config = _seeds(tmp_path, site.seeds())
     finished = mode.run(seeds, tmp_path / "out", "--config", config, "--max-pages", "23")
@@ -149,7 +151,7 @@ def test_the_page_target_is_exact(mode: Mode, site: ThreadedTestWeb, tmp_path: P
     assert sum(_stats(folder)["pages"] for folder in finished.folders) == 23
 
 
-@pytest.mark.parametrize("mode", ALL, indirect=True)
+@pytest.mark.parametrize("mode", WITH_CLUSTER, indirect=True)
 def test_the_time_limit_stops_the_crawl_for_time(
     mode: Mode, site: ThreadedTestWeb, tmp_path: Path
 ) -> None:
@@ -250,3 +252,6 @@ def _interim_reports(mode: Mode, site: ThreadedTestWeb, tmp_path: Path) -> None:
     assert seen_in_visit
     final = [line.split("\t") for line in domains.read_text().splitlines()[1:]]
     assert final and all(row[-1] == "0" for row in final)  # nothing in visit once ended
+
+
+__all__ = ["redis_cluster"]  # the cluster mode's fixture, one cluster for the module

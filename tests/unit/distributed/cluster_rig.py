@@ -123,6 +123,16 @@ class RedisClusterRig:
         self._wait_answers(node_index)
         self.wait_ok()
 
+    def flush(self) -> None:
+        """Every master emptied (FLUSHALL), for a test that wants a cluster of its own."""
+        for port in self.ports:
+            client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=5.0)
+            try:
+                if client.info("replication").get("role") == "master":
+                    client.flushall()
+            finally:
+                client.close()
+
     def kill(self, node_index: int) -> None:
         """SIGKILL one master and leave it down (``revive`` starts it again)."""
         process = self.processes[node_index]
