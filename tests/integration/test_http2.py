@@ -166,6 +166,7 @@ def test_http2_crawl_archives_valid_http11_form_records(
         assert record.http_headers.protocol == "HTTP/1.1"  # the status line's form
         assert record.http_headers.get_statuscode() in {"200", "404"}
         assert record.rec_headers.get_header("WARC-IP-Address") == "127.0.0.1"
+        assert record.rec_headers.get_header("WARC-Protocol") == "h2"  # what was spoken
     big = next(r for r in responses if r.rec_headers.get_header("WARC-Target-URI").endswith("/b"))
     assert big.http_headers.get_header("content-type") == "text/html"
 

@@ -32,11 +32,8 @@ def test_the_extras_are_those_of_pyproject() -> None:
     assert optional["all"] == [f"gossamer[{','.join(extras.EXTRAS)}]"]
     # The lean install holds none of them, and the tests block exactly these.
     assert not _names(project["dependencies"]) & set(OPTIONAL)
-    # The http2 extra's modules are not blocked yet: tests/unit/without.py's OPTIONAL should
-    # name them too (then this difference is empty).
     blocked = {module for modules in extras.EXTRAS.values() for module in modules}
-    assert blocked - set(OPTIONAL) <= set(extras.EXTRAS["http2"])
-    assert set(OPTIONAL) <= blocked
+    assert set(OPTIONAL) == blocked
 
 
 def test_the_page_limit_written_out_for_the_parser_is_the_engines() -> None:

