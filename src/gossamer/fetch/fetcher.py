@@ -447,14 +447,7 @@ class Fetcher:
                     error_detail=f"proxy {proxy.shown}: 407 {resp.reason or ''}".rstrip(),
                 )
             if resp.status < MIN_STATUS:  # "000", "042": three digits, but no HTTP status
-                return FetchResult(
-                    url=url,
-                    status=0,
-                    started_at=started,
-                    elapsed=time.monotonic() - t0,
-                    error="bad_status",
-                    error_detail=f"status line with code {resp.status:03d}",
-                )
+                return _no_status(url, resp.status, started, t0)
             if jars is not None:  # a redirect's cookies too: a login sets its session on one
                 jars.update(target, resp.headers.getall("Set-Cookie", []))
             transport = resp.connection.transport if resp.connection else None
@@ -524,14 +517,7 @@ class Fetcher:
         sent = client.request_headers(target, self._h2_headers(own))
         async with client.get(target, sent) as resp:
             if resp.status < MIN_STATUS:
-                return FetchResult(
-                    url=url,
-                    status=0,
-                    started_at=started,
-                    elapsed=time.monotonic() - t0,
-                    error="bad_status",
-                    error_detail=f"status line with code {resp.status:03d}",
-                )
+                return _no_status(url, resp.status, started, t0)
             if self._cookies is not None:
                 self._cookies.update(target, resp.headers.getall("Set-Cookie", []))
             payload = await self._payload(resp, max_body, robots, any_type)
@@ -568,3 +554,15 @@ class Fetcher:
             keep_types=self._limits.keep_types,
             any_type=any_type,
         )
+
+
+def _no_status(url: str, code: int, started: float, t0: float) -> FetchResult:
+    """A status line whose three digits are no HTTP status ("000", "042"): an outcome."""
+    return FetchResult(
+        url=url,
+        status=0,
+        started_at=started,
+        elapsed=time.monotonic() - t0,
+        error="bad_status",
+        error_detail=f"status line with code {code:03d}",
+    )
