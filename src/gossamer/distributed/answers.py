@@ -1,9 +1,9 @@
 """What the shared frontier answers a worker: a lease or why there is none, a completion's
 fate, the page target's credit.
 
-Data flow: Redis (``lua.STEP``, ``lua.CREDIT``) -> ``frontier.py`` / ``rounds.py`` -> **answers**
--> the seam (``seam.py``), which ends the worker's crawl on ``Finished``, ``Deferred`` or
-``Halted``.
+Data flow: Redis (``lua.STEP``, ``lua_crawl.CREDIT``) -> ``frontier.py`` / ``rounds.py`` ->
+**answers** -> the seam (``seam.py``), which ends the worker's crawl on ``Finished``,
+``Deferred`` or ``Halted``.
 """
 
 from __future__ import annotations

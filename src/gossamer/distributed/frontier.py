@@ -30,7 +30,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from gossamer.config import CrawlConfig
-from gossamer.distributed import lua, settings
+from gossamer.distributed import lua, lua_crawl, settings
 from gossamer.distributed.answers import (
     Credit,
     Deferred,
@@ -134,7 +134,7 @@ class RedisFrontier:
 
     def credit_call(self, take: int, give: int) -> tuple[str, str, list[str]]:
         args = [self.prefix, self._now(), self.worker, str(take), str(give)]
-        return lua.CREDIT, self.prefix + "credit", args
+        return lua_crawl.CREDIT, self.prefix + "credit", args
 
     async def steps(self, calls: Sequence[StepCall]) -> list[StepReply]:
         replies = await self.run([self.step_call(call) for call in calls])
@@ -160,7 +160,7 @@ class RedisFrontier:
         fields["parts"] = str(max(1, parts))
         args = [self.prefix, settings.to_json(config)]
         args += [item for pair in fields.items() for item in pair]
-        created = bool((await self.run([(lua.CREATE, self.prefix + "settings", args)]))[0])
+        created = bool((await self.run([(lua_crawl.CREATE, self.prefix + "settings", args)]))[0])
         await self.open()
         return created
 

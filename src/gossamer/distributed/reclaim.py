@@ -3,7 +3,7 @@
 Data flow: a worker finds no credit left and none of its own (``rounds.py``) -> **reclaim**:
 the workers whose heartbeat is older than their lease TTL and who still hold credit (``G
 granted``) -> their leases reaped in every partition (from then on a completion of theirs is
-refused) -> the pages the partitions say each stored (``P stored``) -> ``lua.RECLAIM``: what
+refused) -> the pages the partitions say each stored (``P stored``) -> ``lua_crawl.RECLAIM``: what
 it was given less what it stored goes back to ``G credit``.
 
 Without this, a worker killed while it held credit would leave the crawl short of its target
@@ -17,7 +17,7 @@ import contextlib
 import json
 from typing import TYPE_CHECKING
 
-from gossamer.distributed import lua
+from gossamer.distributed import lua_crawl
 from gossamer.distributed.batch import text
 
 if TYPE_CHECKING:
@@ -57,6 +57,6 @@ async def reclaim_gone(front: RedisFrontier) -> int:
             raw = await front.redis.hget(front.part_prefix(part) + "stored", worker)
             stored += int(raw or 0)
         args = [front.prefix, "", worker, str(stored)]
-        (back,) = await front.run([(lua.RECLAIM, front.prefix + "granted", args)])
+        (back,) = await front.run([(lua_crawl.RECLAIM, front.prefix + "granted", args)])
         returned += int(back)
     return returned

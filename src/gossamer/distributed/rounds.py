@@ -18,7 +18,7 @@ somewhere: never only in a worker's memory), and the crawl is finished only when
 at every partition, the second after the first, find nothing queued or leased and no epoch
 moved between them (one look suffices with one partition, where a step is atomic).
 
-Under a page target, leases are taken against credit (``lua.CREDIT``): a worker takes what it
+Under a page target, leases are taken against credit (``lua_crawl.CREDIT``): a worker takes what it
 can use, gives back what it cannot, and one that sees none left, with none of its own,
 reclaims the credit of workers gone (``reclaim.py``) before it says the target is reached.
 """
