@@ -45,6 +45,7 @@ from gossamer.distributed.frontier import (
 from gossamer.distributed.patience import Patience
 from gossamer.distributed.reclaim import reclaim_gone
 from gossamer.frontier.hosts import Job
+from gossamer.frontier.politeness import Answer, Outcome
 
 __all__ = ["BATCH", "LINGER", "Rounds"]
 
@@ -54,7 +55,7 @@ BATCH = 16  # completions that start a round without lingering
 LINGER = 0.01  # seconds a round waits for more business once there is some
 IDLE_LAST = 0.1  # seconds: the longest pause before asking partitions that had nothing
 MAX_WAIT = 0.5  # longest sleep towards a host's next-allowed time before asking again
-_FAR = float("inf")
+_UNUSED = Outcome(Answer.LOCAL, 0.0)  # a lease given back unfetched
 
 
 class Rounds:
@@ -107,7 +108,7 @@ class Rounds:
                 await self._has_lease.wait_for(lambda: bool(self.pool) or self.ended is not None)
             finally:
                 self._waiting -= 1
-            return self.pool.pop() if self.pool else None
+            return self.pool.pop() if self.pool and self.ended is None else None
 
     def holds(self, lease: Lease) -> bool:
         """This worker holds ``lease`` and has not ended it yet."""
@@ -137,9 +138,14 @@ class Rounds:
         self._kick.set()
 
     def end(self, reason: Halted | Finished | Deferred) -> None:
-        """No lease from now on; the outbox still goes out (``close``)."""
+        """No lease from now on; the outbox still goes out (``close``). Leases in the pool,
+        never fetched, go back to their hosts' queues at once (no request was made: a fault
+        of this machine's kind, waiting nothing more than the host's delay)."""
         if self.ended is None:
             self.ended = reason
+        unused, self.pool = self.pool, []
+        for lease in unused:
+            self.complete(Completion(lease, _UNUSED, retry=lease.job))
         self._kick.set()
         self._notifying = asyncio.get_running_loop().create_task(self._notify())
 

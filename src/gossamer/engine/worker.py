@@ -47,13 +47,24 @@ def _die_with_parent() -> None:
     process was still starting (a second or more on a loaded machine) is gone already, and
     the worker would crawl on alone, outside the folder's lock, until its first message up
     fails: so it then ends itself the way the request would have ended it."""
+    direct = os.getppid()  # the coordinator, or the forkserver that forked this worker
     name = ctypes.util.find_library("c")
     prctl = getattr(ctypes.CDLL(name), "prctl", None) if name else None
     if prctl is not None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    parent = multiprocessing.parent_process()
-    if parent is not None and os.getppid() != parent.pid:  # reparented: the parent has died
-        os.kill(os.getpid(), signal.SIGKILL)
+    parent = multiprocessing.parent_process()  # the coordinator
+    if os.getppid() != direct or (parent is not None and not _alive(parent.pid or 0)):
+        os.kill(os.getpid(), signal.SIGKILL)  # reparented, or the coordinator is gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's (a reused pid): not ours to judge
+        return True
+    return True
 
 
 def worker_main(  # noqa: PLR0917 - a process target takes its arguments positionally

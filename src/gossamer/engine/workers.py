@@ -36,6 +36,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+from gossamer import spawning
 from gossamer.config import CrawlConfig, config_to_json
 from gossamer.crawling.folder import CrawlLock, load_snapshot, save_snapshot
 from gossamer.crawling.limits import remaining
@@ -173,7 +174,7 @@ def _run_processes(
     allowances: list[int | None] = [None] * count
     if budget is not None:
         allowances = list(budget.first_grants())
-    context = multiprocessing.get_context("spawn")
+    context = spawning.context()
     links = [context.Pipe(duplex=False) for _ in range(count)]  # (coordinator's end, worker's)
     inboxes: list[multiprocessing.Queue[Any]] = [context.Queue() for _ in range(count)]
     data = config_to_json(config)

@@ -1,0 +1,53 @@
+"""How ``--workers`` processes are started: forked from a server that imported them already.
+
+A module of its own, outside ``engine/``: importing it must cost nothing (``engine/__init__``
+imports the whole crawler).
+
+Data flow: ``gossamer crawl`` (cli) -> **warm_up**, at once, before the CLI's own imports ->
+a forkserver process importing the worker's modules (``engine/worker.py``) on another core
+while the coordinator imports its own -> **context** in ``engine/workers.py`` -> each worker
+forked from that server, its modules in place: no second interpreter start-up and import
+(about 0.6 s) between the coordinator's start and a worker's first request.
+
+The server's children are forked from a process with one thread, which is what makes forking
+safe. A worker's parent is then the server, which ends when the coordinator does (it watches a
+pipe to it), and so the workers' ``PR_SET_PDEATHSIG`` still ends them with the coordinator
+(``engine/worker.py``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+from collections.abc import Sequence
+from multiprocessing.context import ForkServerContext
+
+__all__ = ["context", "warm_up"]
+
+_PRELOAD = ["gossamer.engine.worker"]
+
+
+def context() -> ForkServerContext:
+    """The start method of the workers: a forkserver with their modules preloaded."""
+    forking: ForkServerContext = multiprocessing.get_context("forkserver")
+    forking.set_forkserver_preload(_PRELOAD)
+    return forking
+
+
+def warm_up(words: Sequence[str]) -> None:
+    """Start the server now if the command line looks like a crawl of several processes
+    (``crawl`` on more than one core, no ``--workers 1``, no shared or threaded engine): its
+    imports then overlap the CLI's. A guess: a crawl that turns out to be one process leaves
+    the server idle until it exits with the coordinator."""
+    if not words or words[0] != "crawl" or (os.cpu_count() or 1) < 2:
+        return
+    single = ("--frontier", "--engine", "--workers=1", "--help", "-h")
+    if any(word.startswith(single) for word in words):
+        return
+    if any(a == "--workers" and b == "1" for a, b in itertools.pairwise(words)):
+        return
+    from multiprocessing import forkserver  # noqa: PLC0415
+
+    context()
+    forkserver.ensure_running()
