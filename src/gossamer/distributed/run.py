@@ -40,6 +40,7 @@ from gossamer.distributed.patience import Patience
 from gossamer.distributed.recrawl import join_recrawl
 from gossamer.distributed.worker import DistributedWorker, WorkerResult
 from gossamer.errors import ConfigError, StoreError
+from gossamer.monitor.charts import warm_in_background
 from gossamer.plan import prepare_out
 from gossamer.seeds import SeedList
 from gossamer.sites import SiteRules
@@ -126,6 +127,7 @@ async def _work(
     patience: Patience,
 ) -> WorkerResult:
     prepare_out(config.out)
+    warm_in_background()  # the end's report.html, its import done while the worker crawls
     with CrawlLock(config.out):
         db = MetadataDB(config.out / "crawl.db")
         stats = CrawlStats(concurrency=config.concurrency)

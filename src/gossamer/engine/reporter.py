@@ -32,6 +32,7 @@ from gossamer.crawling.folder import save_snapshot
 from gossamer.crawling.reports import report_period
 from gossamer.crawling.scope import Scope
 from gossamer.engine.steering import set_within
+from gossamer.monitor.charts import warm
 from gossamer.monitor.report import write_report
 from gossamer.stats import CrawlStats
 from gossamer.store import CrawlRecords, MetadataDB, write_reports
@@ -59,6 +60,7 @@ class Reporter:
         self._visiting = visiting  # the hosts in visit now, asked on the loop
         self._scope = scope  # the refused links are listed with their rule
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gossamer-reports")
+        self._thread.submit(warm)  # matplotlib imported while the crawl runs, not at its end
 
     def __enter__(self) -> Reporter:
         return self

@@ -59,6 +59,7 @@ from gossamer.engine.resume import (
 from gossamer.engine.timelimit import time_used_up
 from gossamer.engine.worker import FAILED, worker_main
 from gossamer.errors import GossamerError, StoreError
+from gossamer.monitor.charts import warm_in_background
 from gossamer.monitor.series import Histogram
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
@@ -95,6 +96,7 @@ def crawl_here(config: CrawlConfig, seeds: SeedList) -> str:
 def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutcome:
     out = config.out
     started = time.time()
+    warm_in_background()  # the end's report.html, its import done while the workers crawl
     with CrawlLock(out):
         db = MetadataDB(out / "crawl.db")
         try:
