@@ -61,7 +61,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.unit.distributed.redis_rig import MISSING, SERVER, free_port
+from tests.unit.distributed.redis_rig import MISSING, SERVER, free_port, wait_answers
 
 CLI = shutil.which("redis-cli")
 CLI_MISSING = "redis-cli is not installed (apt-get install redis-tools, or make redis)"
@@ -182,21 +182,7 @@ class RedisClusterRig:
         assert process is not None
         port = self.ports[index]
         client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=1.0)
-        deadline = time.monotonic() + _DEADLINE
-        try:
-            while True:
-                if process.poll() is not None:
-                    log = (self.folder / str(port) / "redis.log").read_text(errors="replace")
-                    raise RuntimeError(f"redis-server {port} exited at start:\n{log[-2000:]}")
-                try:
-                    if client.ping():
-                        return
-                except (redis.ConnectionError, redis.BusyLoadingError, redis.TimeoutError):
-                    if time.monotonic() > deadline:
-                        raise
-                time.sleep(_POLL)  # a short poll of a condition, bounded by the deadline
-        finally:
-            client.close()
+        wait_answers(process, client, self.folder / str(port) / "redis.log", _DEADLINE)
 
     @staticmethod
     def _info(client: redis.Redis) -> str:

@@ -96,21 +96,7 @@ class RedisServer:
         """Poll PING until the server answers (loading the AOF included), with a deadline."""
         assert self.process is not None
         client = redis.Redis.from_url(self.url, socket_timeout=1.0)
-        deadline = time.monotonic() + _START_DEADLINE
-        try:
-            while True:
-                if self.process.poll() is not None:
-                    log = (self.folder / "redis.log").read_text(errors="replace")[-2000:]
-                    raise RuntimeError(f"redis-server exited at start:\n{log}")
-                try:
-                    if client.ping():
-                        return
-                except (redis.ConnectionError, redis.BusyLoadingError, redis.TimeoutError):
-                    if time.monotonic() > deadline:
-                        raise
-                time.sleep(0.01)  # a short poll of a condition, bounded by the deadline
-        finally:
-            client.close()
+        wait_answers(self.process, client, self.folder / "redis.log", _START_DEADLINE)
 
     def stop(self, *, kill: bool = False) -> None:
         """SIGTERM (Redis flushes its AOF and exits) or SIGKILL; waits for the process."""
@@ -129,6 +115,28 @@ class RedisServer:
 
 
 _names = itertools.count()
+
+
+def wait_answers(
+    process: subprocess.Popen[bytes], client: redis.Redis, log: Path, limit: float
+) -> None:
+    """Poll PING on ``client`` until its redis-server answers (its AOF loaded), for at most
+    ``limit`` seconds; the server's log in the error if it exits first. Closes ``client``."""
+    deadline = time.monotonic() + limit
+    try:
+        while True:
+            if process.poll() is not None:
+                said = log.read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"redis-server exited at start:\n{said}")
+            try:
+                if client.ping():
+                    return
+            except (redis.ConnectionError, redis.BusyLoadingError, redis.TimeoutError):
+                if time.monotonic() > deadline:
+                    raise
+            time.sleep(0.01)  # a short poll of a condition, bounded by the deadline
+    finally:
+        client.close()
 
 
 @pytest.fixture(scope="module")
