@@ -10,9 +10,9 @@ forked from that server, its modules in place: no second interpreter start-up an
 (about 0.6 s) between the coordinator's start and a worker's first request.
 
 The server's children are forked from a process with one thread, which is what makes forking
-safe. A worker's parent is then the server, which ends when the coordinator does (it watches a
-pipe to it), and so the workers' ``PR_SET_PDEATHSIG`` still ends them with the coordinator
-(``engine/worker.py``).
+safe. A worker's parent is then the server, which Linux kills the moment the coordinator dies
+(``forkserver_guard.py``), and the workers' own ``PR_SET_PDEATHSIG`` then ends them
+(``engine/worker.py``): a ``kill -9`` of the coordinator still ends every worker at once.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from multiprocessing.context import ForkServerContext
 
 __all__ = ["context", "warm_up"]
 
-_PRELOAD = ["gossamer.engine.worker"]
+# The guard first: from then on the server dies with the coordinator (forkserver_guard.py).
+_PRELOAD = ["gossamer.forkserver_guard", "gossamer.engine.worker"]
 
 
 def context() -> ForkServerContext:

@@ -15,7 +15,9 @@ import ctypes.util
 import logging
 import multiprocessing
 import os
+import select
 import signal
+import threading
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -39,32 +41,41 @@ FAILED = "failed"  # the reason a worker gives when it dies of a fault that is n
 
 
 def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this worker if the coordinator dies (even by ``kill -9``): an
-    orphaned worker would wait forever for the coordinator's stop, and a resume must find the
-    folder free. Elsewhere the request is a no-op.
+    """End this worker the moment the coordinator dies (even by ``kill -9``): an orphaned
+    worker would crawl on alone, outside the folder's lock, and a resume must find the folder
+    free.
 
-    The request covers only a death after it is made. A coordinator killed while this
-    process was still starting (a second or more on a loaded machine) is gone already, and
-    the worker would crawl on alone, outside the folder's lock, until its first message up
-    fails: so it then ends itself the way the request would have ended it."""
-    direct = os.getppid()  # the coordinator, or the forkserver that forked this worker
+    The worker is forked by a forkserver (``gossamer/spawning.py``), so its parent is not the
+    coordinator. A thread waits on a pidfd of the coordinator (Linux: readable once it has
+    exited, no polling) and kills this process then; a coordinator already gone when the
+    worker starts ends it at once. Linux's ``PR_SET_PDEATHSIG`` on the direct parent (the
+    forkserver, which ends with the coordinator, a few hundred ms later) is kept as a second
+    line; elsewhere both are no-ops and the worker ends at its first message up that fails."""
+    direct = os.getppid()
     name = ctypes.util.find_library("c")
     prctl = getattr(ctypes.CDLL(name), "prctl", None) if name else None
     if prctl is not None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    parent = multiprocessing.parent_process()  # the coordinator
-    if os.getppid() != direct or (parent is not None and not _alive(parent.pid or 0)):
-        os.kill(os.getpid(), signal.SIGKILL)  # reparented, or the coordinator is gone
-
-
-def _alive(pid: int) -> bool:
+    if os.getppid() != direct:  # the direct parent died before the request was made
+        os.kill(os.getpid(), signal.SIGKILL)
+    coordinator = multiprocessing.parent_process()
+    if coordinator is None or coordinator.pid is None:
+        return
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's (a reused pid): not ours to judge
-        return True
-    return True
+        watch = os.pidfd_open(coordinator.pid)
+    except ProcessLookupError:  # gone already
+        os.kill(os.getpid(), signal.SIGKILL)
+        return
+    except (OSError, AttributeError):  # no pidfd on this system
+        return
+    threading.Thread(
+        target=_die_when_readable, args=(watch,), name="gossamer-coordinator-watch", daemon=True
+    ).start()
+
+
+def _die_when_readable(pidfd: int) -> None:
+    select.select([pidfd], [], [])  # readable: the coordinator has exited
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def worker_main(  # noqa: PLR0917 - a process target takes its arguments positionally
