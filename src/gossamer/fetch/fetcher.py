@@ -37,7 +37,7 @@ from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from gossamer.errors import ConfigError, FetchError
-from gossamer.fetch.body import Payload, read_page, read_robots
+from gossamer.fetch.body import Answer, Payload, read_page, read_robots
 from gossamer.fetch.cookies import CookieJars
 from gossamer.fetch.decode import ACCEPT_ENCODING
 from gossamer.fetch.faults import PROXY_ERROR, error_kind
@@ -50,7 +50,7 @@ from gossamer.robots.parser import MAX_ROBOTS_BYTES
 from gossamer.urls import canonical_link
 
 if TYPE_CHECKING:
-    from gossamer.fetch.http2 import H2Answer, Http2Client
+    from gossamer.fetch.http2 import Http2Client
     from gossamer.sites import SiteRule
 
 __all__ = [
@@ -453,16 +453,7 @@ class Fetcher:
             transport = resp.connection.transport if resp.connection else None
             # Through a proxy the peer is the proxy: the target's address is not known here.
             peer = transport.get_extra_info("peername") if transport and not proxy else None
-            if robots:
-                payload = await read_robots(resp)
-            else:
-                payload = await read_page(
-                    resp,
-                    max_body=max_body,
-                    max_decoded=self._limits.max_decoded,
-                    keep_types=self._limits.keep_types,
-                    any_type=any_type,
-                )
+            payload = await self._payload(resp, max_body, robots, any_type)
             return FetchResult(
                 url=url,
                 status=resp.status,
@@ -542,9 +533,8 @@ class Fetcher:
                 extra={"protocol": resp.protocol},
             )
 
-    async def _payload(
-        self, resp: H2Answer, max_body: int, robots: bool, any_type: bool
-    ) -> Payload:
+    async def _payload(self, resp: Answer, max_body: int, robots: bool, any_type: bool) -> Payload:
+        """The body of either transport's answer, read under the crawl's caps."""
         if robots:
             return await read_robots(resp)
         return await read_page(
