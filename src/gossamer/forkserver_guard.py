@@ -14,23 +14,6 @@ Importing this module anywhere else would tie that process to its parent: nothin
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import os
-import signal
+from gossamer.spawning import tie_to_parent
 
-_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
-
-
-def _tie_to_parent() -> None:
-    parent = os.getppid()
-    name = ctypes.util.find_library("c")
-    prctl = getattr(ctypes.CDLL(name), "prctl", None) if name else None
-    if prctl is None:
-        return
-    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # the coordinator died before the request was made
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-_tie_to_parent()
+tie_to_parent()

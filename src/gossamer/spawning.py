@@ -17,13 +17,18 @@ safe. A worker's parent is then the server, which Linux kills the moment the coo
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import itertools
 import multiprocessing
 import os
+import signal
 from collections.abc import Sequence
 from multiprocessing.context import ForkServerContext
 
-__all__ = ["context", "warm_up"]
+__all__ = ["context", "tie_to_parent", "warm_up"]
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 # The guard first: from then on the server dies with the coordinator (forkserver_guard.py).
 _PRELOAD = ["gossamer.forkserver_guard", "gossamer.engine.worker"]
@@ -52,3 +57,16 @@ def warm_up(words: Sequence[str]) -> None:
 
     context()
     forkserver.ensure_running()
+
+
+def tie_to_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (``PR_SET_PDEATHSIG``; elsewhere
+    a no-op), and die now if the parent died before the request was made (reparented)."""
+    parent = os.getppid()
+    name = ctypes.util.find_library("c")
+    prctl = getattr(ctypes.CDLL(name), "prctl", None) if name else None
+    if prctl is None:
+        return
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)

@@ -23,7 +23,6 @@ from contextlib import AbstractAsyncContextManager
 from typing import Literal
 
 from gossamer.config import CrawlConfig
-from gossamer.crawling.limits import remaining
 from gossamer.crawling.recording import Recording
 from gossamer.crawling.seam import PageDone, Ticket
 from gossamer.distributed import robots_cache
@@ -103,10 +102,7 @@ class RedisSeam:
 
     # -- handing out ------------------------------------------------------------------------
     async def lease(self) -> Ticket | None:
-        while not self.done.is_set():
-            if remaining(self._config.time_limit, time.monotonic() - self.started) == 0:
-                self.stop("time")
-                break
+        while not self.done.is_set():  # the worker's timer stops it at the time limit
             lease = await self.rounds.take()
             if lease is None:
                 ended = self.rounds.ended

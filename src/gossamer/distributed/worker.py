@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from gossamer.config import CrawlConfig
 from gossamer.crawling.fetching import build_fetcher
+from gossamer.crawling.limits import remaining
 from gossamer.crawling.loop import CrawlLoop
 from gossamer.crawling.recording import Recording
 from gossamer.crawling.revisits import RECRAWL_SINCE
@@ -102,7 +103,7 @@ class DistributedWorker:
         running = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             running.add_signal_handler(signum, self.stop, "signal")
-        redis_now = await self.patience.call(self._redis_time)
+        redis_now = await self.patience.call(self.front.now)
         self.seam.offset = redis_now - time.time()
         fetching = build_fetcher(self.config, connections=self.config.concurrency)
         try:
@@ -110,9 +111,10 @@ class DistributedWorker:
                 beat = group.create_task(self._heartbeat())
                 listen = group.create_task(self._listen())
                 pump = group.create_task(self.seam.rounds.run())
-                limit = self.config.time_limit
-                if limit is not None:  # a loop waiting for a lease hears it too
-                    running.call_later(max(0.0, limit), self.stop, "time")
+                # The time limit, as a timer: a loop waiting for a lease hears it too.
+                left = remaining(self.config.time_limit, time.monotonic() - self.seam.started)
+                if left is not None:
+                    running.call_later(left, self.stop, "time")
                 loop = CrawlLoop(
                     self.seam,
                     self.recording,
@@ -142,10 +144,6 @@ class DistributedWorker:
             await self.patience.call(self._progress.paint)
             self._progress.close()
         return WorkerResult(self.reason, self.stats)
-
-    async def _redis_time(self) -> float:
-        seconds, micros = await self.front.redis.time()
-        return float(seconds) + micros / 1e6
 
     def figures(self) -> dict[str, int | float]:
         s = self.stats

@@ -10,8 +10,6 @@ crawler's, which the coordinator's fleet (``engine/fleet.py``) follows.
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import logging
 import multiprocessing
 import os
@@ -31,12 +29,12 @@ from gossamer.engine.crawler import Crawler
 from gossamer.engine.partition import Part
 from gossamer.errors import GossamerError
 from gossamer.seeds import SeedList
+from gossamer.spawning import tie_to_parent
 
 __all__ = ["FAILED", "worker_main"]
 
 log = logging.getLogger(__name__)
 
-_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 FAILED = "failed"  # the reason a worker gives when it dies of a fault that is not a store fault
 
 
@@ -51,13 +49,7 @@ def _die_with_parent() -> None:
     worker starts ends it at once. Linux's ``PR_SET_PDEATHSIG`` on the direct parent (the
     forkserver, which ends with the coordinator, a few hundred ms later) is kept as a second
     line; elsewhere both are no-ops and the worker ends at its first message up that fails."""
-    direct = os.getppid()
-    name = ctypes.util.find_library("c")
-    prctl = getattr(ctypes.CDLL(name), "prctl", None) if name else None
-    if prctl is not None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != direct:  # the direct parent died before the request was made
-        os.kill(os.getpid(), signal.SIGKILL)
+    tie_to_parent()
     coordinator = multiprocessing.parent_process()
     if coordinator is None or coordinator.pid is None:
         return
