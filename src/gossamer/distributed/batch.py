@@ -76,7 +76,7 @@ class StepCall:
 
 @dataclass(frozen=True, slots=True)
 class StepReply:
-    """What a partition answered: its control ``state``, pages stored in it, links queued, its
+    """What a partition answered: its control ``state``, links queued, its
     ``epoch`` (moves with every change of its queues or leases), then what is ``left`` once
     the leases were given: ``more`` (all wanted given), ``wait`` (until ``until``, frontier
     clock), ``idle`` (others' leases only), ``empty`` (nothing queued or leased), ``deferred``
@@ -85,7 +85,6 @@ class StepReply:
 
     part: int
     state: str
-    pages: int
     queued: int
     epoch: int
     left: str
@@ -100,8 +99,8 @@ def text(value: Any) -> str:
 
 
 def parse_reply(part: int, reply: Sequence[Any]) -> StepReply:
-    state, pages, queued, epoch, left, until = (text(v) for v in reply[:6])
-    at = 6
+    state, queued, epoch, left, until = (text(v) for v in reply[:5])
+    at = 5
     nlost = int(reply[at])
     lost = tuple(text(h) for h in reply[at + 1 : at + 1 + nlost])
     at += 1 + nlost
@@ -119,7 +118,6 @@ def parse_reply(part: int, reply: Sequence[Any]) -> StepReply:
     return StepReply(
         part=part,
         state=state,
-        pages=int(pages),
         queued=int(queued),
         epoch=int(epoch),
         left=left,

@@ -110,7 +110,6 @@ class RedisFrontier:
         self._clock = clock
         # The crawl's partitions: known from ``create`` or ``open`` (1 until then).
         self.parts = parts or 1
-        self._parts_known = parts is not None
         self._scripts = Scripts(redis)
         self._turn = itertools.count()  # which partition a single lease asks first
 
@@ -182,7 +181,6 @@ class RedisFrontier:
         if not fields:
             return
         self.parts = max(1, int(fields.get("parts", "1")))
-        self._parts_known = True
         fields["state"] = text(state) if state is not None else "running"
         flat = [item for pair in fields.items() for item in pair]
         calls = [

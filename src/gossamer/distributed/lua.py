@@ -161,7 +161,7 @@ end
 #       then per completion: host, token, answer, wait ('' or seconds), retry job ('' or
 #       JSON), count page ('1'|'0'), deferred ('' or 'origin TAB why');
 #       then per link: shard, member, host, job, budget, delay ('': the crawl's).
-# -> {state, pages stored in the partition, links queued, epoch, then what is left
+# -> {state, links queued, epoch, then what is left
 #     ('more': it gave all wanted | 'wait', time | 'idle' | 'empty' | 'deferred'),
 #     lost count, lost hosts..., lease count, (host, token, job)...,
 #     deferred count, ('origin TAB why')...}
@@ -222,12 +222,9 @@ if ncomp > 0 then
     changed = true
   end
 end
-local pages
 if stored > 0 then
-  pages = redis.call('INCRBY', P..'pages', stored)
+  redis.call('INCRBY', P..'pages', stored)
   redis.call('HINCRBY', P..'stored', worker, stored)
-else
-  pages = tonumber(redis.call('GET', P..'pages') or '0')
 end
 -- Links: the seen-set, then the budget, then the host's queue.
 local queued = 0
@@ -347,7 +344,7 @@ local epoch
 if changed then epoch = redis.call('INCR', P..'epoch')
 else epoch = tonumber(redis.call('GET', P..'epoch') or '0') end
 if woken then redis.call('PUBLISH', G..'work', '1') end
-local out = {STATE, pages, queued, epoch, left, wait_until and fmt(wait_until) or '', #lost}
+local out = {STATE, queued, epoch, left, wait_until and fmt(wait_until) or '', #lost}
 for _, host in ipairs(lost) do table.insert(out, host) end
 table.insert(out, #given / 3)
 for _, item in ipairs(given) do table.insert(out, item) end

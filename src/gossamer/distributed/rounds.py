@@ -89,7 +89,6 @@ class Rounds:
         self._kick = asyncio.Event()
         self._ready_at: dict[int, float] = {}  # part -> frontier time worth asking again
         self._dry: tuple[int, ...] | None = None  # epochs of a look that found nothing
-        self._pages: dict[int, int] = {}
         self.credit = 0  # target credit not attached to a lease
         self._reserved: set[str] = set()  # hosts whose lease holds a page of the target
         self.target = -1  # the page target (0: none; -1: not known yet)
@@ -273,7 +272,6 @@ class Rounds:
                 self._has_lease.notify_all()
 
     def _take(self, reply: StepReply, *, asked: bool) -> None:
-        self._pages[reply.part] = reply.pages
         for host in reply.lost:
             self._on_lost(host)
         for lease in reply.leases:
