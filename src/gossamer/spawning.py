@@ -1,62 +1,34 @@
-"""How ``--workers`` processes are started: forked from a server that imported them already.
+"""How ``--workers`` processes are started, and how each one ends with its coordinator.
 
-A module of its own, outside ``engine/``: importing it must cost nothing (``engine/__init__``
-imports the whole crawler).
+Data flow: the coordinator (``engine/workers.py``) -> **context** -> each worker a new
+interpreter (``spawn``: nothing of the coordinator's threads or state is inherited) ->
+``engine/worker.py``, which first calls **tie_to_parent**: Linux kills the worker the moment
+the coordinator dies, even by ``kill -9``, so a worker never crawls on alone.
 
-Data flow: ``gossamer crawl`` (cli) -> **warm_up**, at once, before the CLI's own imports ->
-a forkserver process importing the worker's modules (``engine/worker.py``) on another core
-while the coordinator imports its own -> **context** in ``engine/workers.py`` -> each worker
-forked from that server, its modules in place: no second interpreter start-up and import
-(about 0.6 s) between the coordinator's start and a worker's first request.
-
-The server's children are forked from a process with one thread, which is what makes forking
-safe. A worker's parent is then the server, which Linux kills the moment the coordinator dies
-(``forkserver_guard.py``), and the workers' own ``PR_SET_PDEATHSIG`` then ends them
-(``engine/worker.py``): a ``kill -9`` of the coordinator still ends every worker at once.
+A forkserver preloading the worker's modules would start the workers about 0.5 s sooner, but
+its children are not the coordinator's: their CPU escapes the coordinator's process-tree
+accounting (``wait4``, which the benchmarks read) and their death signal would follow the
+server, not the coordinator. Spawn keeps both simple.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import itertools
 import multiprocessing
 import os
 import signal
-from collections.abc import Sequence
-from multiprocessing.context import ForkServerContext
+from multiprocessing.context import SpawnContext
 
-__all__ = ["context", "tie_to_parent", "warm_up"]
+__all__ = ["context", "tie_to_parent"]
 
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
-# The guard first: from then on the server dies with the coordinator (forkserver_guard.py).
-_PRELOAD = ["gossamer.forkserver_guard", "gossamer.engine.worker"]
 
-
-def context() -> ForkServerContext:
-    """The start method of the workers: a forkserver with their modules preloaded."""
-    forking: ForkServerContext = multiprocessing.get_context("forkserver")
-    forking.set_forkserver_preload(_PRELOAD)
-    return forking
-
-
-def warm_up(words: Sequence[str]) -> None:
-    """Start the server now if the command line looks like a crawl of several processes
-    (``crawl`` on more than one core, no ``--workers 1``, no shared or threaded engine): its
-    imports then overlap the CLI's. A guess: a crawl that turns out to be one process leaves
-    the server idle until it exits with the coordinator."""
-    if not words or words[0] != "crawl" or (os.cpu_count() or 1) < 2:
-        return
-    single = ("--frontier", "--engine", "--workers=1", "--help", "-h")
-    if any(word.startswith(single) for word in words):
-        return
-    if any(a == "--workers" and b == "1" for a, b in itertools.pairwise(words)):
-        return
-    from multiprocessing import forkserver  # noqa: PLC0415
-
-    context()
-    forkserver.ensure_running()
+def context() -> SpawnContext:
+    """The start method of the workers."""
+    spawning: SpawnContext = multiprocessing.get_context("spawn")
+    return spawning
 
 
 def tie_to_parent() -> None:

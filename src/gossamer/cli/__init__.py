@@ -188,10 +188,6 @@ def _drop_stdout() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
-    if argv is None:  # a real command line: the workers' server starts before our imports
-        from gossamer.spawning import warm_up  # noqa: PLC0415
-
-        warm_up(words)
     as_json = _wants_json(words)
     try:
         args = build_parser(words).parse_args(words)

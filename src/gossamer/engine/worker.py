@@ -13,9 +13,7 @@ import asyncio
 import logging
 import multiprocessing
 import os
-import select
 import signal
-import threading
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -39,35 +37,15 @@ FAILED = "failed"  # the reason a worker gives when it dies of a fault that is n
 
 
 def _die_with_parent() -> None:
-    """End this worker the moment the coordinator dies (even by ``kill -9``): an orphaned
-    worker would crawl on alone, outside the folder's lock, and a resume must find the folder
-    free.
-
-    The worker is forked by a forkserver (``gossamer/spawning.py``), so its parent is not the
-    coordinator. A thread waits on a pidfd of the coordinator (Linux: readable once it has
-    exited, no polling) and kills this process then; a coordinator already gone when the
-    worker starts ends it at once. Linux's ``PR_SET_PDEATHSIG`` on the direct parent (the
-    forkserver, which ends with the coordinator, a few hundred ms later) is kept as a second
-    line; elsewhere both are no-ops and the worker ends at its first message up that fails."""
+    """Ask Linux to SIGKILL this worker if the coordinator dies (even by ``kill -9``): an
+    orphaned worker would wait forever for the coordinator's stop, and a resume must find the
+    folder free (``spawning.tie_to_parent``; elsewhere a no-op, and the worker ends at its
+    first message up that fails). A coordinator killed while this process was still starting
+    is gone already: the worker ends at once."""
     tie_to_parent()
-    coordinator = multiprocessing.parent_process()
-    if coordinator is None or coordinator.pid is None:
-        return
-    try:
-        watch = os.pidfd_open(coordinator.pid)
-    except ProcessLookupError:  # gone already
+    parent = multiprocessing.parent_process()
+    if parent is not None and os.getppid() != parent.pid:  # reparented: the parent has died
         os.kill(os.getpid(), signal.SIGKILL)
-        return
-    except (OSError, AttributeError):  # no pidfd on this system
-        return
-    threading.Thread(
-        target=_die_when_readable, args=(watch,), name="gossamer-coordinator-watch", daemon=True
-    ).start()
-
-
-def _die_when_readable(pidfd: int) -> None:
-    select.select([pidfd], [], [])  # readable: the coordinator has exited
-    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def worker_main(  # noqa: PLR0917 - a process target takes its arguments positionally
