@@ -25,22 +25,30 @@ once a folder has page vectors), the pages new to tantivy are then embedded besi
 (``vectors``). An index written by an
 older Gossamer, without a field this one writes, or a damaged one (``schema.unusable``) is
 deleted and built again from the crawl.
+
+With ``shards`` (``gossamer index DIR --shards N``) the tantivy index is split into N shards
+by URL (``shards``); the stores stay crawl-wide, so duplicate groups, anchors and images are
+the same as in a single index, and later runs keep the shards (incremental runs work: a
+document's shard is a hash of its URL). A different number of shards than the index has is
+refused. ``extracted`` lets another engine (Spark) do the reading and extraction: it gets
+the pending pages and yields them as ``ExtractedPage`` batches, in any order.
 """
 
 from __future__ import annotations
 
 import logging
 import multiprocessing
+import shutil
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import tantivy
 
-from gossamer.index.access import IndexLock
+from gossamer.index.access import LOCK_NAME, IndexLock
 from gossamer.index.anchors import ANCHORS_FILE, AnchorStore
 from gossamer.index.archive import WarcReader
 from gossamer.index.document import PageFacts, page_document
@@ -58,14 +66,30 @@ from gossamer.index.schema import (
     Fields,
     IndexHandle,
     drop_unusable,
+    has_tantivy,
     open_index,
+)
+from gossamer.index.shards import (
+    LAYOUT_FILE,
+    ShardWriters,
+    open_shards,
+    read_layout,
+    relink_shards,
+    write_layout,
 )
 from gossamer.index.vectors import VectorReport, has_vectors, update_vectors
 from gossamer.store.docstore import DocRow, DocStore, PendingPage
 from gossamer.store.records import MAX_DECODED
 from gossamer.urls import host_or_empty
 
-__all__ = ["DOCSTORE_FILE", "ExtractedPage", "IndexReport", "build_index", "read_pages"]
+__all__ = [
+    "DOCSTORE_FILE",
+    "ExtractedPage",
+    "Extractor",
+    "IndexReport",
+    "build_index",
+    "read_pages",
+]
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +159,8 @@ class IndexReport:
 
 
 _NO_KEYS = NearKeys()
+# What another engine passes to ``build_index`` to read and extract the pending pages itself.
+Extractor = Callable[[Sequence[PendingPage]], Iterable[list[ExtractedPage]]]
 
 
 def _read_one(reader: WarcReader, page: PendingPage) -> ExtractedPage:
@@ -221,7 +247,7 @@ class _Sinks:
 
     store: DocStore
     anchors: AnchorStore
-    writer: tantivy.IndexWriter
+    writer: tantivy.IndexWriter | ShardWriters
     images: ImageStore
 
     def begin(self) -> None:
@@ -317,12 +343,16 @@ def build_index(
     progress: Callable[[int, int], None] | None = None,
     max_decoded: int = MAX_DECODED,
     embeddings: bool = False,
+    shards: int | None = None,
+    extracted: Extractor | None = None,
 ) -> IndexReport:
     """Index the pages of ``crawl_dir`` that are not indexed yet; see the module docstring.
 
     ``max_decoded`` caps a decoded body, as the crawl's ``fetch.max_decoded`` did.
     ``embeddings`` starts page vectors (the ``semantic`` extra); a folder that has them
-    keeps them up to date without it.
+    keeps them up to date without it. ``shards`` (2 or more) splits a new index into that
+    many shards; None keeps what the index has. ``extracted`` replaces the reading of the
+    WARC files (see the module docstring).
     """
     started = time.perf_counter()
     crawl_db = crawl_dir / "crawl.db"
@@ -335,7 +365,11 @@ def build_index(
     with IndexLock(crawl_dir, index_dir):
         # Asked before a damaged index (and its vectors) is dropped: rebuilt, it keeps them.
         keep_vectors = embeddings or has_vectors(index_dir)
-        dropped = drop_unusable(crawl_dir)
+        sharded = _layout(crawl_dir, shards)
+        if sharded is not None and keep_vectors:
+            log.warning("page vectors are not kept for a sharded index (%s)", crawl_dir)
+            keep_vectors = False
+        dropped = _drop_unusable_shards(crawl_dir, sharded) if sharded else drop_unusable(crawl_dir)
         if dropped:
             log.warning("the index of %s was %s; building it again", crawl_dir, dropped)
         images_before = (index_dir / IMAGES_FILE).exists()
@@ -363,9 +397,11 @@ def build_index(
                 max_decoded=max_decoded,
                 workers=workers,
                 batch_size=batch_size,
+                shards=sharded,
+                extracted=extracted,
             )
             documents = store.count()
-            if keep_vectors and semantic_installed():
+            if keep_vectors and handle is not None and semantic_installed():
                 vectors = update_vectors(crawl_dir, handle)
             elif keep_vectors:
                 log.warning(
@@ -399,9 +435,18 @@ def _run(
     max_decoded: int,
     workers: int,
     batch_size: int,
-) -> tuple[list[PendingPage], IndexHandle]:
-    """Index the pending pages of an open store in batches; the pages it read."""
-    handle: IndexHandle = open_index(crawl_dir, create=True)
+    shards: int | None,
+    extracted: Extractor | None,
+) -> tuple[list[PendingPage], IndexHandle | None]:
+    """Index the pending pages of an open store in batches; the pages it read, and the
+    single index's handle (None for a sharded one)."""
+    handle: IndexHandle | None = None
+    writer: tantivy.IndexWriter | ShardWriters
+    if shards is None:
+        handle = open_index(crawl_dir, create=True)
+        writer = _writer(crawl_dir, handle)
+    else:
+        writer = ShardWriters(open_shards(crawl_dir, shards, create=True))
     if store.upgraded:
         log.warning(
             "the index was written by an older Gossamer: pages indexed before are found as"
@@ -413,7 +458,7 @@ def _run(
     recovering = store.in_flight
     if recovering:
         log.warning("the last index run was interrupted; re-adding its documents safely")
-    sinks = _Sinks(store, anchors, _writer(crawl_dir, handle), images)
+    sinks = _Sinks(store, anchors, writer, images)
     anchors.aliases = redirect_targets(crawl_dir / "crawl.db")
     done = 0
     sinks.begin()
@@ -421,7 +466,12 @@ def _run(
         anchors.move_aliases()
         for row in gone:  # first: a gone page's group no longer draws the pages after it
             _remove(row, sinks, tally)
-        for items in _extracted(crawl_dir, pending, workers, max_decoded):
+        batches = (
+            extracted(pending)
+            if extracted is not None
+            else _extracted(crawl_dir, pending, workers, max_decoded)
+        )
+        for items in batches:
             for item in items:
                 _store(item, sinks, recovering, tally)
             done += len(items)
@@ -434,9 +484,57 @@ def _run(
     except BaseException:
         sinks.rollback()
         raise
-    tally.relinked = relink(handle, sinks.writer, anchors)
-    sinks.writer.wait_merging_threads()
+    if isinstance(writer, ShardWriters):
+        tally.relinked = relink_shards(writer.handles, writer, anchors)
+    else:
+        assert handle is not None
+        tally.relinked = relink(handle, writer, anchors)
+    writer.wait_merging_threads()
     return pending, handle
+
+
+def _layout(crawl_dir: Path, shards: int | None) -> int | None:
+    """The number of shards this run writes (None: a single index), written down for a new
+    index; a change of it on an index that has documents is refused."""
+    existing = read_layout(crawl_dir)
+    wanted = shards if shards is None or shards > 1 else None
+    if shards is None:
+        return existing
+    if wanted == existing:
+        return existing
+    has_documents = existing is not None or has_tantivy(crawl_dir)
+    if has_documents:
+        now = f"{existing} shards" if existing else "one unsharded index"
+        raise IndexingError(
+            f"the index of {crawl_dir} has {now}; to index it as {shards}, delete it"
+            f" ('rm -r {crawl_dir / INDEX_DIR}') and index again"
+        )
+    if wanted is not None:
+        write_layout(crawl_dir, wanted)
+    return wanted
+
+
+def _drop_unusable_shards(crawl_dir: Path, shards: int) -> str:
+    """``drop_unusable`` for a sharded index: a shard that cannot be opened (or written by
+    an older Gossamer) has everything but the lock and the layout deleted; why, or ""."""
+    try:
+        open_shards(crawl_dir, shards, create=True)
+    except IndexingError as exc:
+        reason = str(exc)
+    else:
+        return ""
+    index_dir = crawl_dir / INDEX_DIR
+    try:
+        for entry in index_dir.iterdir():
+            if entry.name in (LOCK_NAME, LAYOUT_FILE):
+                continue
+            if entry.is_dir():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    except OSError as exc:
+        raise IndexingError(f"cannot replace the search index {index_dir}: {exc}") from exc
+    return reason
 
 
 def _writer(crawl_dir: Path, handle: IndexHandle) -> tantivy.IndexWriter:

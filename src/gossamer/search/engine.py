@@ -14,6 +14,11 @@ The ``hybrid`` ranking then fuses the blend's first pages with the pages whose v
 nearest the query's (``index.vectors``, ``hybrid``); a page found only by its meaning still
 passes the query's exclusions, ``site:`` and language. The model and the vectors are
 loaded on the first hybrid query, so the other rankings import neither numpy nor the model.
+
+A sharded index (``gossamer index --shards N``) is searched as one: every tantivy search goes
+to each shard and the hits are merged with collection-wide BM25 statistics (``shards``);
+the document store, ranks and duplicate groups are crawl-wide already. Hybrid is not
+offered there: a sharded index keeps no page vectors.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import TYPE_CHECKING, Any, cast
 import tantivy
 
 from gossamer.index.schema import DOCSTORE_FILE, INDEX_DIR, Fields, open_index
+from gossamer.index.shards import open_shards, read_layout, shard_of
 from gossamer.search.compile import CompiledQuery, compile_query
 from gossamer.search.docranks import doc_ranks
 from gossamer.search.errors import SearchError
@@ -34,7 +40,9 @@ from gossamer.search.query import ParsedQuery, parse_query
 from gossamer.search.ranking import Columns, Ordered, Ranking, RankingWeights, order_columns
 from gossamer.search.results import Copy, HitScores, SearchHit, SearchPage, Snippet
 from gossamer.search.semantic import Semantic, SemanticInput
+from gossamer.search.shards import Address, Phrases, Shards, address_key
 from gossamer.store.docstore import DocStore
+from gossamer.urls.canonical import url_id
 
 if TYPE_CHECKING:
     from gossamer.rank.export import Ranks
@@ -46,11 +54,9 @@ MAX_PAGE = 1000
 COPIES_LISTED = 10  # duplicates named with each hit; the page-info view lists up to 100
 _SNIPPET_CHARS = 240
 _MUST = tantivy.Occur.Must
-_Key = tuple[int, int]  # (segment, doc) of a tantivy DocAddress, which is not hashable
-
-
-def _key(address: tantivy.DocAddress) -> _Key:
-    return (address.segment_ord, address.doc)
+_Key = tuple[int, int, int]  # (shard, segment, doc): a tantivy DocAddress is not hashable
+_Hits = list[tuple[float, Address]]
+_key = address_key
 
 
 def _clamped(values: list[int | float | bool | None], last: int | None) -> list[int]:
@@ -68,7 +74,7 @@ def _clamped(values: list[int | float | bool | None], last: int | None) -> list[
 @dataclass(frozen=True, slots=True)
 class _Ranked:
     parsed: ParsedQuery
-    hits: list[tuple[float, tantivy.DocAddress]]
+    hits: _Hits
     ordered: Sequence[Ordered]
     base: tantivy.Query | None
     matched: str  # all, any or none of the query's words; "meaning": none, but hybrid found
@@ -84,10 +90,17 @@ class SearchEngine:
         self.crawl_dir = crawl_dir
         self.weights = weights or RankingWeights()
         self.weights.validate()
-        handle = open_index(crawl_dir, create=False)
-        self._schema = handle.schema
-        self._analyzer = handle.analyzer
-        self._searcher = handle.index.searcher()
+        shards = read_layout(crawl_dir)
+        handles = (
+            [open_index(crawl_dir, create=False)]
+            if shards is None
+            else open_shards(crawl_dir, shards, create=False)
+        )
+        if shards is not None and self.weights.hybrid:
+            raise SearchError("a sharded index keeps no page vectors: choose another ranking")
+        self._schema = handles[0].schema
+        self._analyzer = handles[0].analyzer
+        self._shards = Shards([handle.index.searcher() for handle in handles], self._schema)
         self.store = DocStore(crawl_dir / INDEX_DIR / DOCSTORE_FILE, readonly=True)
         self._group_sizes = self.store.group_sizes()
         self._exact_copies = self.store.exact_copies()
@@ -123,7 +136,7 @@ class SearchEngine:
 
     @property
     def documents(self) -> int:
-        return int(self._searcher.num_docs)
+        return self._shards.num_docs
 
     def search(
         self, text: str, *, page: int = 1, language: str | None = None, per_page: int = PER_PAGE
@@ -139,13 +152,7 @@ class SearchEngine:
         page = min(page, max(1, -(-len(ordered) // per_page)))
         start = (page - 1) * per_page
         shown = ordered[start : start + per_page]
-        snippets = (
-            tantivy.SnippetGenerator.create(self._searcher, base, self._schema, Fields.BODY)
-            if shown and base is not None
-            else None
-        )
-        if snippets is not None:
-            snippets.set_max_num_chars(_SNIPPET_CHARS)
+        snippets = _Snippets(self._shards, base, self._schema)
         addresses = [hits[item.candidate.key][1] for item in shown]
         linked = self._via_links(found.own, addresses)
         page_hits = tuple(
@@ -177,7 +184,7 @@ class SearchEngine:
         found = self._ranked(text, language)
         urls = []
         for item in found.ordered[:limit]:
-            doc = self._searcher.doc(found.hits[item.candidate.key][1])
+            doc = self._shards.doc(found.hits[item.candidate.key][1])
             urls.append(str(doc.get_first(Fields.URL) or ""))
         return urls
 
@@ -187,14 +194,15 @@ class SearchEngine:
         compiled = compile_query(
             parsed, self._schema, self._analyzer, self.weights, language=language
         )
-        hits: list[tuple[float, tantivy.DocAddress]] = []
+        hits: _Hits = []
         matched, count = "none", 0
+        phrases = self._phrases(parsed)
         if not compiled.empty:
             matched = "all"
-            hits, count = self._run(compiled.strict)
+            hits, count = self._shards.search(compiled.strict, self.weights.candidates, phrases)
             if not hits and compiled.loose is not None:
                 matched = "any"
-                hits, count = self._run(compiled.loose)
+                hits, count = self._shards.search(compiled.loose, self.weights.candidates, phrases)
             if not hits:
                 matched = "none"
         base = compiled.strict if matched == "all" else compiled.loose
@@ -203,6 +211,31 @@ class SearchEngine:
         if self.weights.hybrid:
             return self._fused(_Ranked(parsed, hits, ordered, base, matched, count, own), compiled)
         return _Ranked(parsed, hits, ordered, base, matched, count, own)
+
+    def _phrases(self, parsed: ParsedQuery) -> Phrases:
+        """The token lists the query may search as phrases (each term, and all of them for
+        proximity): what re-scoring a sharded index's phrase matches looks for."""
+        if not self._shards.sharded:
+            return Phrases()
+        texts = [t.text for t in parsed.include if not t.alternatives]
+        texts += [a.text for t in parsed.include for a in t.alternatives]
+        every = " ".join(t.text for t in parsed.include if not t.alternatives)
+        w = self.weights
+        boosts = {
+            Fields.TITLE: w.title_boost,
+            Fields.HEADINGS: w.headings_boost,
+            Fields.DESCRIPTION: w.description_boost,
+            Fields.BODY: w.body_boost,
+            Fields.URL_WORDS: w.url_boost,
+            Fields.ANCHORS: w.anchor_boost,
+        }
+        return Phrases(
+            words=tuple(
+                tuple(token.text for token in self._analyzer.pre_tokenize(text).tokens)
+                for text in [*texts, every]
+            ),
+            boosts=tuple((f, (b, b * w.proximity_boost)) for f, b in boosts.items()),
+        )
 
     @staticmethod
     def _with_similarity(hit: SearchHit, similarity: float | None) -> SearchHit:
@@ -216,10 +249,12 @@ class SearchEngine:
         assert isinstance(ordered, Ranking)  # the blend's own order, not fused yet
         if self._semantic is None:
             self._semantic = Semantic.open(self.crawl_dir)
+        # Only an unsharded index has page vectors: shard 0 is the whole index.
+        raw = [(score, address) for score, (_, address) in found.hits]
         fused = self._semantic.fuse(
-            self._searcher,
+            self._shards.searchers[0],
             self._schema,
-            SemanticInput(found.parsed, compiled, found.hits, ordered, self.weights),
+            SemanticInput(found.parsed, compiled, raw, ordered, self.weights),
             (self._pagerank, self._host_rank),
         )
         if fused is None:
@@ -227,33 +262,32 @@ class SearchEngine:
         matched = "meaning" if found.matched == "none" and fused.ordered else found.matched
         return replace(
             found,
-            hits=fused.hits,
+            hits=[(score, (0, address)) for score, address in fused.hits],
             ordered=fused.ordered,
             matched=matched,
             similarity=fused.similarity,
         )
 
-    def _via_links(
-        self, own: tantivy.Query | None, addresses: list[tantivy.DocAddress]
-    ) -> set[int]:
+    def _via_links(self, own: tantivy.Query | None, addresses: list[Address]) -> set[int]:
         """The positions in ``addresses`` of pages the query found only through the words of
         links pointing at them: their own text does not match it."""
         if own is None or not addresses:
             return set()
-        urls = [str(self._searcher.doc(a).get_first(Fields.URL) or "") for a in addresses]
+        urls = [str(self._shards.doc(a).get_first(Fields.URL) or "") for a in addresses]
         these = tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, Fields.URL, u))
              for u in urls]
         )  # fmt: skip
         query = tantivy.Query.boolean_query([(_MUST, own), (_MUST, these)])
-        matched = self._searcher.search(query, len(addresses), count=False).hits
-        kept = {_key(address) for _, address in matched}
+        matched = self._shards.matching(query, len(addresses))
+        kept = {_key(address) for address in matched}
         return {i for i, address in enumerate(addresses) if _key(address) not in kept}
 
     def scores_for(self, url: str, text: str, language: str | None = None) -> HitScores | None:
         """How ``url`` scores for the query ``text``; None when it does not match."""
+        parsed = parse_query(text)
         compiled = compile_query(
-            parse_query(text), self._schema, self._analyzer, self.weights, language=language
+            parsed, self._schema, self._analyzer, self.weights, language=language
         )
         if compiled.empty:
             return None
@@ -265,15 +299,18 @@ class SearchEngine:
             if base is None:
                 continue
             query = tantivy.Query.boolean_query([(_MUST, base), (_MUST, only)])
-            found = self._searcher.search(query, 1, count=False).hits
-            if not found:
+            shard = shard_of(url_id(url), len(self._shards.searchers))
+            phrases = self._phrases(parsed)
+            local = self._shards.searchers[shard].search(query, 1, count=False).hits
+            if not local:
                 continue
-            best = self._searcher.search(base, 1, count=False).hits
-            score = float(found[0][0])
-            item = self._order([(score, found[0][1])], compiled, query)[0]
+            hit = (float(local[0][0]), (shard, local[0][1]))
+            score = self._shards.rescore_one(query, hit, phrases)
+            best = self._shards.best_score(base, phrases)
+            item = self._order([(score, hit[1])], compiled, query)[0]
             c, w = item.candidate, self.weights
-            text_score = score / max(float(best[0][0]) if best else score, score, 1e-9)
-            num = self._searcher.doc(found[0][1]).get_first(Fields.NUM)
+            text_score = score / max(best or score, score, 1e-9)
+            num = self._shards.doc(hit[1]).get_first(Fields.NUM)
             raw_pr, raw_hr = self._raw_ranks(int(num or 0))
             return HitScores(
                 bm25=score,
@@ -287,15 +324,9 @@ class SearchEngine:
             )
         return None
 
-    def _run(self, query: tantivy.Query) -> tuple[list[tuple[float, tantivy.DocAddress]], int]:
-        result = self._searcher.search(query, self.weights.candidates, count=True)
-        count = cast(int | None, getattr(result, "count", None))
-        hits = cast(list[tuple[float, tantivy.DocAddress]], result.hits)  # scores are floats
-        return hits, count if count is not None else len(hits)
-
     def _order(
         self,
-        hits: list[tuple[float, tantivy.DocAddress]],
+        hits: _Hits,
         compiled: CompiledQuery,
         base: tantivy.Query | None,
     ) -> Sequence[Ordered]:
@@ -304,8 +335,8 @@ class SearchEngine:
         if not hits:
             return order_columns(Columns([], [], [], None, []), compiled.terms, self.weights)
         addresses = [address for _, address in hits]
-        found = self._searcher.fast_field_values(Fields.NUM, addresses)
-        groups = self._searcher.fast_field_values(Fields.GROUP, addresses)
+        found = self._shards.fast_field_values(Fields.NUM, addresses)
+        groups = self._shards.fast_field_values(Fields.GROUP, addresses)
         in_title = self._title_matches(compiled, base, len(hits))
         page_rank, host_rank = self._pagerank, self._host_rank
         nums = _clamped(found, len(page_rank) - 1)
@@ -326,23 +357,24 @@ class SearchEngine:
             return counts
         for clause in compiled.title_clauses:
             query = tantivy.Query.boolean_query([(_MUST, base), (_MUST, clause)])
-            for _, address in self._searcher.search(query, limit, count=False).hits:
+            for address in self._shards.matching(query, limit):
                 counts[_key(address)] = counts.get(_key(address), 0) + 1
         return counts
 
     def _hit(
         self,
         position: int,
-        address: tantivy.DocAddress,
+        address: Address,
         item: Ordered,
-        snippets: tantivy.SnippetGenerator | None,
+        snippets: _Snippets,
     ) -> SearchHit:
-        doc = self._searcher.doc(address)
+        doc = self._shards.doc(address)
         url = str(doc.get_first(Fields.URL) or "")
         body = str(doc.get_first(Fields.BODY) or "")
         snippet = Snippet("")
-        if snippets is not None:
-            found = snippets.snippet_from_doc(doc)
+        generator = snippets.of(address[0])
+        if generator is not None:
+            found = generator.snippet_from_doc(doc)
             ranges = [(r.start, r.end) for r in found.highlighted()]
             if found.fragment():
                 snippet = Snippet.from_bytes_ranges(found.fragment(), ranges)
@@ -398,3 +430,22 @@ class SearchEngine:
             "near_duplicates": others - same,
             "copies": copies,
         }
+
+
+class _Snippets:
+    """A snippet generator for each shard, made when a hit of that shard is shown: tantivy
+    highlights with the statistics of the searcher it is made from."""
+
+    def __init__(self, shards: Shards, base: tantivy.Query | None, schema: tantivy.Schema) -> None:
+        self._shards, self._base, self._schema = shards, base, schema
+        self._made: dict[int, tantivy.SnippetGenerator] = {}
+
+    def of(self, shard: int) -> tantivy.SnippetGenerator | None:
+        if self._base is None:
+            return None
+        if shard not in self._made:
+            searcher = self._shards.searchers[shard]
+            made = tantivy.SnippetGenerator.create(searcher, self._base, self._schema, Fields.BODY)
+            made.set_max_num_chars(_SNIPPET_CHARS)
+            self._made[shard] = made
+        return self._made[shard]
