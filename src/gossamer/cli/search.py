@@ -86,6 +86,12 @@ def add_parsers(sub: Any) -> None:
         help="also keep a vector of each page's meaning, for --ranking hybrid (the semantic"
         " extra); once a folder has them, every later index run keeps them up to date",
     )
+    p.add_argument(
+        "--shards",
+        type=int_between(1, 256),
+        help="split a new index into N shards by URL, searched as one (later runs keep the"
+        " index's shards; another number is refused)",
+    )
     p = sub.add_parser("rank", help="compute PageRank per URL and per host")
     p.set_defaults(run=run_rank)
     p.add_argument("dir", type=path, metavar="DIR", help="crawl folder")
@@ -174,7 +180,9 @@ def _progress(done: int, total: int) -> None:
         print(f"\rindexed {done}/{total}", end="", file=sys.stderr, flush=True)
 
 
-def _index(crawl_dir: Path, workers: int, embeddings: bool) -> IndexReport:
+def _index(
+    crawl_dir: Path, workers: int, embeddings: bool, shards: int | None = None
+) -> IndexReport:
     # What was committed before a failure is kept (see ``build_index``); the next run goes on.
     from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415
 
@@ -182,7 +190,9 @@ def _index(crawl_dir: Path, workers: int, embeddings: bool) -> IndexReport:
 
     again = f"the batches already committed are kept; run 'gossamer index {crawl_dir}' again"
     try:
-        return build_index(crawl_dir, workers=workers, progress=_progress, embeddings=embeddings)
+        return build_index(
+            crawl_dir, workers=workers, progress=_progress, embeddings=embeddings, shards=shards
+        )
     except MemoryError as exc:
         raise IndexingError(f"out of memory while indexing {crawl_dir}: {again}") from exc
     except BrokenProcessPool as exc:
@@ -200,7 +210,7 @@ def run_index(args: argparse.Namespace) -> int:
         require_semantic("gossamer index --embeddings")
     from gossamer.search.docranks import save_doc_ranks  # noqa: PLC0415
 
-    report = _index(args.dir, args.workers, args.embeddings)
+    report = _index(args.dir, args.workers, args.embeddings, getattr(args, "shards", None))
     save_doc_ranks(args.dir)  # with the ranks, when the crawl has them
     if sys.stderr.isatty():
         print(file=sys.stderr)

@@ -36,6 +36,7 @@ from gossamer.index.schema import (
     Fields,
     IndexHandle,
     build_schema,
+    committed,
     damaged,
     is_current,
     make_analyzer,
@@ -48,6 +49,7 @@ __all__ = [
     "ShardDocument",
     "ShardWriters",
     "build_shard",
+    "commits",
     "open_shard",
     "open_shards",
     "read_layout",
@@ -92,6 +94,23 @@ def write_layout(crawl_dir: Path, shards: int) -> None:
     path = crawl_dir / INDEX_DIR / LAYOUT_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"shards": shards}) + "\n", encoding="utf-8")
+
+
+def commits(crawl_dir: Path) -> tuple[tuple[int, int, int] | None, ...]:
+    """Which commit each part of the tantivy index holds (``schema.committed``, per shard):
+    what a server compares to see a later ``gossamer index``."""
+    shards = read_layout(crawl_dir)
+    if shards is None:
+        return (committed(crawl_dir),)
+    found: list[tuple[int, int, int] | None] = []
+    for k in range(shards):
+        try:
+            meta = (shard_path(crawl_dir, k) / _TANTIVY_DIR / "meta.json").stat()
+        except OSError:
+            found.append(None)
+        else:
+            found.append((meta.st_ino, meta.st_mtime_ns, meta.st_size))
+    return tuple(found)
 
 
 def open_shard(folder: Path, *, create: bool) -> IndexHandle:

@@ -15,6 +15,7 @@ from gossamer.errors import StoreError
 from gossamer.index.access import is_writing
 from gossamer.index.errors import IndexingError
 from gossamer.index.schema import DOCSTORE_FILE, INDEX_DIR, damaged, has_tantivy
+from gossamer.index.shards import read_layout, shard_path
 from gossamer.store.docstore import DocStore
 
 __all__ = ["require_complete_index"]
@@ -47,7 +48,7 @@ def require_complete_index(crawl_dir: Path) -> None:
                 f"the search index of {crawl_dir} is incomplete: the last 'gossamer index' run"
                 f" did not finish; {run} again"
             )
-        if not empty and not has_tantivy(crawl_dir):
+        if not empty and not _has_tantivy(crawl_dir):
             raise damaged(crawl_dir, "its tantivy folder is missing")
         if empty and _has_pages(store, crawl_dir):
             raise IndexingError(
@@ -60,3 +61,13 @@ def _has_pages(store: DocStore, crawl_dir: Path) -> bool:
         return store.has_pending(crawl_dir / "crawl.db")
     except StoreError:
         return False  # crawl.db cannot be read from here: nothing to compare with
+
+
+def _has_tantivy(crawl_dir: Path) -> bool:
+    """Whether the index's tantivy part is there: the single one, or every shard's."""
+    shards = read_layout(crawl_dir)
+    if shards is None:
+        return has_tantivy(crawl_dir)
+    return all(
+        (shard_path(crawl_dir, k) / "tantivy" / "meta.json").is_file() for k in range(shards)
+    )

@@ -40,7 +40,8 @@ from aiohttp import web
 from gossamer.errors import GossamerError
 from gossamer.index import IndexingError, WarcReader
 from gossamer.index.access import is_writing
-from gossamer.index.schema import INDEX_DIR, committed
+from gossamer.index.schema import INDEX_DIR
+from gossamer.index.shards import commits
 from gossamer.rank.errors import RankError
 from gossamer.search.engine import MAX_PAGE, SearchEngine
 from gossamer.search.errors import SearchError
@@ -84,12 +85,12 @@ class SearchSide:
         self._dir = crawl_dir
         self._weights = weights
         self._engine: SearchEngine | None = None
-        self._commit: tuple[int, int, int] | None = None  # tantivy's commit it opened
+        self._commit: tuple[object, ...] | None = None  # tantivy's commits it opened
         self.missing = ""  # why there is no engine yet
         self._open()
 
     def _open(self) -> None:
-        commit = committed(self._dir)
+        commit = commits(self._dir)
         try:
             require_complete_index(self._dir)
             engine = SearchEngine(self._dir, self._weights)
@@ -110,7 +111,7 @@ class SearchSide:
     def _reopen_if_indexed(self) -> None:
         """Open the index again when a ``gossamer index`` run has committed to it and ended
         (while one runs, the snapshot opened stays); a failure keeps the engine open."""
-        if committed(self._dir) == self._commit or is_writing(self._dir / INDEX_DIR):
+        if commits(self._dir) == self._commit or is_writing(self._dir / INDEX_DIR):
             return
         opened, self._engine = self._engine, None
         try:
@@ -118,7 +119,7 @@ class SearchSide:
         finally:
             if self._engine is None:  # e.g. a run killed half-way: the snapshot is whole
                 self._engine = opened
-                self._commit = committed(self._dir)  # not tried again at every request
+                self._commit = commits(self._dir)  # not tried again at every request
             elif opened is not None:
                 opened.close()
 
