@@ -1,0 +1,162 @@
+"""A sharded index searched as one (issue 34): the same results as the single index?
+
+For each crawl given, two copies of it are indexed (crawl.db copied, the WARC files linked):
+one as the single index ``gossamer index`` writes, one split into ``--shards`` shards
+(``gossamer index --shards N``); both are ranked. Then every query is asked of both, and
+the report says
+
+* the share of queries whose first ten URLs are the same, in the same order, and as a set;
+* on the judged corpora (``quality_corpora``: the developers' judged queries in
+  ``benchmarks/queries/``), MRR@10 and nDCG@10 of both, judged as ``search_quality`` does;
+* the time of ``index`` and of a query (the ranking alone: ``ranked_urls``) for both.
+
+Queries: a judged corpus's own; for any other crawl (the 20k-page generator web), 300
+queries of one to three words drawn (seeded) from the titles and bodies' first words of its
+indexed pages, so most match something.
+
+    python benchmarks/shards.py --out /tmp/shards --crawl /path/to/crawl-20000 \\
+        --quality /tmp/quality          # the folders search_quality.py crawled
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sqlite3
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from quality_corpora import CORPORA
+from search_quality import CUTOFF, judge
+
+from gossamer.index import build_index
+from gossamer.rank import rank_crawl
+from gossamer.search import SearchEngine
+from gossamer.search.docranks import save_doc_ranks
+from gossamer.store.docstore import DocStore
+
+SAMPLED = 300
+
+
+def copy_crawl(source: Path, target: Path) -> Path:
+    """A crawl folder of its own for ``source``'s crawl: crawl.db copied whole (through
+    SQLite's backup, WAL included), the WARC files linked, no index."""
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    src = sqlite3.connect(f"file:{source / 'crawl.db'}?mode=ro", uri=True)
+    dst = sqlite3.connect(target / "crawl.db")
+    with dst:
+        src.backup(dst)
+    src.close()
+    dst.close()
+    (target / "warc").symlink_to((source / "warc").resolve())
+    for name in ("crawl.json", "index.cdxj"):
+        if (source / name).is_file():
+            shutil.copy(source / name, target / name)
+    return target
+
+
+def indexed(folder: Path, shards: int | None) -> float:
+    started = time.perf_counter()
+    report = build_index(folder, workers=2, shards=shards)
+    seconds = time.perf_counter() - started
+    rank_crawl(folder)
+    save_doc_ranks(folder)
+    print(f"  {folder.name}: {report.documents} documents indexed in {seconds:.1f} s", flush=True)
+    return seconds
+
+
+def sampled_queries(folder: Path, count: int) -> list[str]:
+    """``count`` queries of one to three words from the indexed pages' titles (seeded)."""
+    draw = random.Random(34)
+    with DocStore(folder / "index" / "docs.db", readonly=True) as store:
+        titles = [t for (t,) in store._conn.execute("SELECT title FROM docs WHERE title != ''")]
+    queries: list[str] = []
+    while len(queries) < count and titles:
+        words = [w for w in draw.choice(titles).split() if w.isalpha() and len(w) > 2]
+        if words:
+            k = min(len(words), draw.randint(1, 3))
+            queries.append(" ".join(draw.sample(words, k)))
+    return queries
+
+
+@dataclass(frozen=True, slots=True)
+class Compared:
+    queries: int
+    same_order: int
+    same_set: int
+    single_ms: float
+    sharded_ms: float
+
+
+def compare(single: SearchEngine, sharded: SearchEngine, queries: list[str]) -> Compared:
+    same_order = same_set = 0
+    spent = [0.0, 0.0]
+    for query in queries:
+        found = []
+        for i, engine in enumerate((single, sharded)):
+            started = time.perf_counter()
+            found.append(engine.ranked_urls(query, limit=CUTOFF))
+            spent[i] += time.perf_counter() - started
+        same_order += found[0] == found[1]
+        same_set += set(found[0]) == set(found[1])
+    n = max(len(queries), 1)
+    return Compared(len(queries), same_order, same_set, spent[0] / n * 1e3, spent[1] / n * 1e3)
+
+
+def run(name: str, source: Path, out: Path, shards: int) -> None:
+    print(f"{name} ({source}):", flush=True)
+    single = copy_crawl(source, out / name / "single")
+    split = copy_crawl(source, out / name / f"shards-{shards}")
+    single_s, split_s = indexed(single, None), indexed(split, shards)
+    corpus = CORPORA.get(name)
+    judged = corpus.judgments() if corpus is not None else {}
+    queries = list(judged) or sampled_queries(single, SAMPLED)
+    with SearchEngine(single) as one, SearchEngine(split) as many:
+        c = compare(one, many, queries)
+        print(
+            f"| {name} | {c.queries} | {c.same_order / c.queries:.1%}"
+            f" | {c.same_set / c.queries:.1%}"
+            f" | {single_s:.1f} s / {split_s:.1f} s | {c.single_ms:.1f} / {c.sharded_ms:.1f} ms |",
+            flush=True,
+        )
+        if judged:
+            a, _ = judge(one, judged)
+            b, _ = judge(many, judged)
+            print(
+                f"  MRR@10 single {a.mrr:.4f}, sharded {b.mrr:.4f}"
+                f" (difference {b.mrr - a.mrr:+.4f});"
+                f" nDCG@10 {a.ndcg:.4f} / {b.ndcg:.4f}",
+                flush=True,
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--shards", type=int, default=4)
+    parser.add_argument("--crawl", type=Path, action="append", default=[], help="a crawl folder")
+    parser.add_argument(
+        "--quality", type=Path, help="the folder search_quality.py crawled the corpora into"
+    )
+    args = parser.parse_args()
+    print(
+        "| crawl | queries | same top 10, in order | same top 10 URLs | index single / sharded"
+        " | a query, single / sharded |"
+    )
+    print("|---|---|---|---|---|---|")
+    for crawl in args.crawl:
+        run(crawl.name, crawl, args.out, args.shards)
+    if args.quality is not None:
+        for name in CORPORA:
+            if (args.quality / name / "crawl.db").is_file():
+                run(name, args.quality / name, args.out, args.shards)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""A sharded index (``gossamer index --shards N``) searched as one: issue 34."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import tantivy
+
+from gossamer.index import IndexingError, build_index
+from gossamer.index.schema import Fields
+from gossamer.index.shards import open_shards, read_layout, shard_of
+from gossamer.rank import rank_crawl
+from gossamer.search import SearchEngine
+from gossamer.search.docranks import save_doc_ranks
+from gossamer.urls.canonical import url_id
+
+from ..index.fake_crawl import make_crawl, search_corpus
+from ..web.served import Client, serve_and_check
+
+SHARDS = 3
+QUERIES = (
+    "write ahead log",  # three words: every field, and the proximity phrase in each
+    "checkpoint",
+    "database",
+    "journal -wal",
+    "site:a.test",
+    "log OR journal",
+    '"rollback journal" pages',
+)
+
+
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = make_crawl(tmp_path_factory.mktemp("sharded"), search_corpus())
+    build_index(folder, shards=SHARDS)
+    rank_crawl(folder)
+    save_doc_ranks(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def both(corpus: Path, sharded: Path) -> Iterator[tuple[SearchEngine, SearchEngine]]:
+    with SearchEngine(corpus) as single, SearchEngine(sharded) as split:
+        yield single, split
+
+
+def _urls(folder: Path, shard: int) -> list[str]:
+    handle = open_shards(folder, SHARDS, create=False)[shard]
+    searcher = handle.index.searcher()
+    hits = searcher.search(tantivy.Query.all_query(), 100, count=False).hits
+    return [str(searcher.doc(a).get_first(Fields.URL)) for _, a in hits]
+
+
+def test_every_document_lands_in_exactly_one_shard(
+    sharded: Path, both: tuple[SearchEngine, SearchEngine]
+) -> None:
+    single, split = both
+    assert read_layout(sharded) == SHARDS
+    placed = {k: _urls(sharded, k) for k in range(SHARDS)}
+    every = [url for urls in placed.values() for url in urls]
+    assert len(every) == len(set(every)) == single.documents == split.documents
+    for k, urls in placed.items():
+        assert all(shard_of(url_id(url), SHARDS) == k for url in urls)
+    assert sum(1 for urls in placed.values() if urls) > 1  # really split
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_a_sharded_index_ranks_and_scores_like_the_single_one(
+    both: tuple[SearchEngine, SearchEngine], query: str
+) -> None:
+    single, split = both
+    one, many = single.search(query), split.search(query)
+    assert [h.url for h in many.hits] == [h.url for h in one.hits]
+    assert (many.matches, many.results) == (one.matches, one.results)
+    for a, b in zip(one.hits, many.hits, strict=True):
+        assert b.scores.bm25 == pytest.approx(a.scores.bm25, rel=1e-4)
+        assert (b.snippet, b.copies, b.duplicates) == (a.snippet, a.copies, a.duplicates)
+
+
+def test_page_scores_are_the_same_through_shards(both: tuple[SearchEngine, SearchEngine]) -> None:
+    single, split = both
+    a = single.scores_for("http://a.test/wal", "write ahead log")
+    b = split.scores_for("http://a.test/wal", "write ahead log")
+    assert a is not None and b is not None
+    assert b.bm25 == pytest.approx(a.bm25, rel=1e-4)
+    assert b.blended == pytest.approx(a.blended, rel=1e-4)
+
+
+def test_another_number_of_shards_is_refused_and_the_same_index_goes_on(sharded: Path) -> None:
+    with pytest.raises(IndexingError, match="has 3 shards"):
+        build_index(sharded, shards=2)
+    again = build_index(sharded)  # keeps its shards: nothing new to read
+    assert (again.pending, again.documents) == (0, 8)
+    assert read_layout(sharded) == SHARDS
+
+
+def test_cached_copies_and_page_info_through_a_sharded_index(sharded: Path) -> None:
+    async def check(client: Client) -> None:
+        found = await client.get("/search", params={"q": "rollback journal"})
+        assert "http://b.test/journal" in await found.text()
+        info = await client.get("/info", params={"url": "http://b.test/journal", "q": "journal"})
+        assert info.status == 200
+        assert "Rollback journal" in await info.text()
+        cached = await client.get("/cached/raw", params={"url": "http://b.test/journal"})
+        assert cached.status == 200
+        assert "original pages" in await cached.text()
+
+    serve_and_check(sharded, check)
