@@ -151,6 +151,15 @@ def add_parsers(sub: Any) -> None:
         help="show the weather when a query names a city (the weather extra), from a forecast"
         f" API in Open-Meteo's format (default: {WEATHER_API})",
     )
+    p.add_argument(
+        "--shard",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="search the index shards served by these servers as one (repeat per shard:"
+        " http://HOST:PORT/shard/K, each a 'gossamer serve' of a folder holding shard K);"
+        " DIR gives the document store, ranks and cached copies",
+    )
     _ranking_flags(p)
 
 
@@ -318,6 +327,7 @@ def run_serve(args: argparse.Namespace) -> int:
         feed=feed,
         listening=lambda: print(lines, flush=True),  # once bound: the address works
         weather_api=args.weather,
+        shards=getattr(args, "shard", ()),
     )
 
 

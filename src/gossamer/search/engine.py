@@ -27,11 +27,18 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import tantivy
 
-from gossamer.index.schema import DOCSTORE_FILE, INDEX_DIR, Fields, open_index
+from gossamer.index.schema import (
+    DOCSTORE_FILE,
+    INDEX_DIR,
+    Fields,
+    build_schema,
+    make_analyzer,
+    open_index,
+)
 from gossamer.index.shards import open_shards, read_layout, shard_of
 from gossamer.search.compile import CompiledQuery, compile_query
 from gossamer.search.docranks import doc_ranks
@@ -40,7 +47,7 @@ from gossamer.search.query import ParsedQuery, parse_query
 from gossamer.search.ranking import Columns, Ordered, Ranking, RankingWeights, order_columns
 from gossamer.search.results import Copy, HitScores, SearchHit, SearchPage, Snippet
 from gossamer.search.semantic import Semantic, SemanticInput
-from gossamer.search.shards import Address, Phrases, Shards, address_key
+from gossamer.search.shards import Address, Phrases, Shards, address_key, phrases_of
 from gossamer.store.docstore import DocStore
 from gossamer.urls.canonical import url_id
 
@@ -56,6 +63,14 @@ _SNIPPET_CHARS = 240
 _MUST = tantivy.Occur.Must
 _Key = tuple[int, int, int]  # (shard, segment, doc): a tantivy DocAddress is not hashable
 _Hits = list[tuple[float, Address]]
+
+
+class StoredDoc(Protocol):
+    """What a result is built from: a tantivy document, or a remote shard's copy of one."""
+
+    def get_first(self, field_name: str) -> Any: ...
+
+
 _key = address_key
 
 
@@ -86,20 +101,26 @@ class _Ranked:
 class SearchEngine:
     """Searches one crawl folder; open it once and ask many queries."""
 
-    def __init__(self, crawl_dir: Path, weights: RankingWeights | None = None) -> None:
+    def __init__(
+        self, crawl_dir: Path, weights: RankingWeights | None = None, *, front_only: bool = False
+    ) -> None:
+        """``front_only``: open the crawl-wide parts alone (document store, ranks), for a
+        front whose shards are served elsewhere (``scatter``); it searches nothing itself."""
         self.crawl_dir = crawl_dir
         self.weights = weights or RankingWeights()
         self.weights.validate()
-        shards = read_layout(crawl_dir)
-        handles = (
-            [open_index(crawl_dir, create=False)]
-            if shards is None
-            else open_shards(crawl_dir, shards, create=False)
-        )
-        if shards is not None and self.weights.hybrid:
+        shards = None if front_only else read_layout(crawl_dir)
+        handles = []
+        if not front_only:
+            handles = (
+                [open_index(crawl_dir, create=False)]
+                if shards is None
+                else open_shards(crawl_dir, shards, create=False)
+            )
+        if (shards is not None or front_only) and self.weights.hybrid:
             raise SearchError("a sharded index keeps no page vectors: choose another ranking")
-        self._schema = handles[0].schema
-        self._analyzer = handles[0].analyzer
+        self._schema = handles[0].schema if handles else build_schema()
+        self._analyzer = handles[0].analyzer if handles else make_analyzer()
         self._shards = Shards([handle.index.searcher() for handle in handles], self._schema)
         self.store = DocStore(crawl_dir / INDEX_DIR / DOCSTORE_FILE, readonly=True)
         self._group_sizes = self.store.group_sizes()
@@ -108,6 +129,24 @@ class SearchEngine:
         self._pagerank, self._host_rank = self._doc_ranks.pagerank, self._doc_ranks.host_rank
         self._ranks: Ranks | None = None
         self._semantic: Semantic | None = None  # the hybrid ranking's, on its first query
+
+    @property
+    def shard_set(self) -> Shards:
+        """The tantivy searchers this engine asks (one, or one per shard)."""
+        return self._shards
+
+    @property
+    def schema_and_analyzer(self) -> tuple[tantivy.Schema, tantivy.TextAnalyzer]:
+        return self._schema, self._analyzer
+
+    @property
+    def rank_arrays(self) -> tuple[Sequence[float], Sequence[float]]:
+        """Scaled PageRank and host rank by document number, and whether ranks are used."""
+        return self._pagerank, self._host_rank
+
+    @property
+    def pagerank_used(self) -> bool:
+        return self._doc_ranks.used
 
     @property
     def ranks(self) -> Ranks | None:
@@ -157,10 +196,15 @@ class SearchEngine:
         linked = self._via_links(found.own, addresses)
         page_hits = tuple(
             self._with_similarity(
-                replace(self._hit(start + i + 1, address, item, snippets), via_links=i in linked),
+                replace(
+                    self.hit(start + i + 1, doc, item, snippets.snippet(address[0], doc)),
+                    via_links=i in linked,
+                ),
                 found.similarity.get(item.candidate.key),
             )
-            for i, (address, item) in enumerate(zip(addresses, shown, strict=True))
+            for i, (address, item, doc) in enumerate(
+                zip(addresses, shown, [self._shards.doc(a) for a in addresses], strict=True)
+            )
         )
         return SearchPage(
             query=text,
@@ -213,29 +257,10 @@ class SearchEngine:
         return _Ranked(parsed, hits, ordered, base, matched, count, own)
 
     def _phrases(self, parsed: ParsedQuery) -> Phrases:
-        """The token lists the query may search as phrases (each term, and all of them for
-        proximity): what re-scoring a sharded index's phrase matches looks for."""
+        """What re-scoring a sharded index's phrase matches looks for (``phrases_of``)."""
         if not self._shards.sharded:
             return Phrases()
-        texts = [t.text for t in parsed.include if not t.alternatives]
-        texts += [a.text for t in parsed.include for a in t.alternatives]
-        every = " ".join(t.text for t in parsed.include if not t.alternatives)
-        w = self.weights
-        boosts = {
-            Fields.TITLE: w.title_boost,
-            Fields.HEADINGS: w.headings_boost,
-            Fields.DESCRIPTION: w.description_boost,
-            Fields.BODY: w.body_boost,
-            Fields.URL_WORDS: w.url_boost,
-            Fields.ANCHORS: w.anchor_boost,
-        }
-        return Phrases(
-            words=tuple(
-                tuple(token.text for token in self._analyzer.pre_tokenize(text).tokens)
-                for text in [*texts, every]
-            ),
-            boosts=tuple((f, (b, b * w.proximity_boost)) for f, b in boosts.items()),
-        )
+        return phrases_of(parsed, self._analyzer, self.weights)
 
     @staticmethod
     def _with_similarity(hit: SearchHit, similarity: float | None) -> SearchHit:
@@ -361,23 +386,11 @@ class SearchEngine:
                 counts[_key(address)] = counts.get(_key(address), 0) + 1
         return counts
 
-    def _hit(
-        self,
-        position: int,
-        address: Address,
-        item: Ordered,
-        snippets: _Snippets,
-    ) -> SearchHit:
-        doc = self._shards.doc(address)
+    def hit(self, position: int, doc: StoredDoc, item: Ordered, snippet: Snippet) -> SearchHit:
+        """The result ``item`` at ``position``; ``doc``: its stored document (a tantivy one,
+        or a remote shard's answer), ``snippet``: what its generator made, maybe nothing."""
         url = str(doc.get_first(Fields.URL) or "")
         body = str(doc.get_first(Fields.BODY) or "")
-        snippet = Snippet("")
-        generator = snippets.of(address[0])
-        if generator is not None:
-            found = generator.snippet_from_doc(doc)
-            ranges = [(r.start, r.end) for r in found.highlighted()]
-            if found.fragment():
-                snippet = Snippet.from_bytes_ranges(found.fragment(), ranges)
         if not snippet.text:
             description = str(doc.get_first(Fields.DESCRIPTION) or "")
             snippet = Snippet((description or body)[:_SNIPPET_CHARS])
@@ -440,7 +453,20 @@ class _Snippets:
         self._shards, self._base, self._schema = shards, base, schema
         self._made: dict[int, tantivy.SnippetGenerator] = {}
 
-    def of(self, shard: int) -> tantivy.SnippetGenerator | None:
+    def snippet(self, shard: int, doc: tantivy.Document) -> Snippet:
+        """The query's words highlighted in ``doc``'s body, or nothing when they are not
+        there (the hit then shows its description)."""
+        generator = self._of(shard)
+        if generator is None:
+            return Snippet("")
+        found = generator.snippet_from_doc(doc)
+        if not found.fragment():
+            return Snippet("")
+        return Snippet.from_bytes_ranges(
+            found.fragment(), [(r.start, r.end) for r in found.highlighted()]
+        )
+
+    def _of(self, shard: int) -> tantivy.SnippetGenerator | None:
         if self._base is None:
             return None
         if shard not in self._made:

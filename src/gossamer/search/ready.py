@@ -21,11 +21,12 @@ from gossamer.store.docstore import DocStore
 __all__ = ["require_complete_index"]
 
 
-def require_complete_index(crawl_dir: Path) -> None:
+def require_complete_index(crawl_dir: Path, *, remote: bool = False) -> None:
     """Refuse to search an index a failed ``gossamer index`` run left behind half-built.
 
     An index being written right now is searched as far as it is committed, once it holds
-    at least one page.
+    at least one page. ``remote``: the folder is a front whose shards are served elsewhere,
+    so its tantivy part need not be here.
     """
     index_dir = crawl_dir / INDEX_DIR
     run = f"run 'gossamer index {crawl_dir}'"
@@ -48,7 +49,7 @@ def require_complete_index(crawl_dir: Path) -> None:
                 f"the search index of {crawl_dir} is incomplete: the last 'gossamer index' run"
                 f" did not finish; {run} again"
             )
-        if not empty and not _has_tantivy(crawl_dir):
+        if not empty and not remote and not _has_tantivy(crawl_dir):
             raise damaged(crawl_dir, "its tantivy folder is missing")
         if empty and _has_pages(store, crawl_dir):
             raise IndexingError(

@@ -27,15 +27,28 @@ import json
 import math
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import tantivy
 
 from gossamer.index.schema import RAW_FIELDS, TEXT_FIELDS, Fields
+from gossamer.search.query import ParsedQuery
+from gossamer.search.ranking import RankingWeights
 
-__all__ = ["Address", "Phrases", "Shards", "address_key"]
+__all__ = [
+    "Address",
+    "Collection",
+    "Phrases",
+    "Rescorer",
+    "ShardShape",
+    "Shards",
+    "address_key",
+    "phrases_of",
+    "shape_of",
+    "terms_in",
+]
 
 Address = tuple[int, tantivy.DocAddress]  # (shard, address in that shard's searcher)
 Hit = tuple[float, Address]
@@ -60,6 +73,29 @@ class Phrases:
 _NO_PHRASES = Phrases()
 
 
+def phrases_of(parsed: ParsedQuery, analyzer: tantivy.TextAnalyzer, w: RankingWeights) -> Phrases:
+    """The token lists the query may search as phrases (each term, and all of them for
+    proximity), with each field's boosts."""
+    texts = [t.text for t in parsed.include if not t.alternatives]
+    texts += [a.text for t in parsed.include for a in t.alternatives]
+    every = " ".join(t.text for t in parsed.include if not t.alternatives)
+    boosts = {
+        Fields.TITLE: w.title_boost,
+        Fields.HEADINGS: w.headings_boost,
+        Fields.DESCRIPTION: w.description_boost,
+        Fields.BODY: w.body_boost,
+        Fields.URL_WORDS: w.url_boost,
+        Fields.ANCHORS: w.anchor_boost,
+    }
+    return Phrases(
+        words=tuple(
+            tuple(token.text for token in analyzer.pre_tokenize(text).tokens)
+            for text in [*texts, every]
+        ),
+        boosts=tuple((f, (b, b * w.proximity_boost)) for f, b in boosts.items()),
+    )
+
+
 def address_key(address: Address) -> tuple[int, int, int]:
     """A hashable key for an address (tantivy's ``DocAddress`` is not hashable)."""
     return (address[0], address[1].segment_ord, address[1].doc)
@@ -70,16 +106,42 @@ def _idf(docs_with: float, docs: float) -> float:
 
 
 @dataclass(frozen=True, slots=True)
-class _ShardShape:
+class ShardShape:
+    """A shard's size and field lengths as its BM25 sees them."""
+
     docs: float  # N as tantivy's BM25 counts it
     avgdl: dict[str, float]  # average length of each probed field
+
+
+FreqsOf = Callable[[str, str], list[int]]  # (field, term) -> document frequency in each shard
+
+
+class Collection:
+    """The statistics of all shards together, for re-scoring any shard's hits."""
+
+    def __init__(self, shapes: Sequence[ShardShape], freqs: FreqsOf) -> None:
+        self.shapes = list(shapes)
+        self.docs = sum(shape.docs for shape in self.shapes)
+        fields = {name for shape in self.shapes for name in shape.avgdl}
+        self.avgdl = {
+            name: sum(s.avgdl.get(name, 0.0) * s.docs for s in self.shapes) / (self.docs or 1.0)
+            for name in fields
+        }
+        self._freqs = freqs
+        self._known: dict[tuple[str, str], list[int]] = {}
+
+    def freqs(self, field: str, term: str) -> list[int]:
+        key = (field, term)
+        if key not in self._known:
+            self._known[key] = self._freqs(field, term)
+        return self._known[key]
 
 
 def _leaf_values(node: dict[str, Any]) -> dict[str, float]:
     return {d["description"].split(",")[0]: float(d["value"]) for d in node.get("details", ())}
 
 
-def _shape(searcher: tantivy.Searcher, schema: tantivy.Schema) -> _ShardShape:
+def shape_of(searcher: tantivy.Searcher, schema: tantivy.Schema) -> ShardShape:
     """N and each field's average length in one shard, from its most common term's BM25."""
     docs, avgdl = float(searcher.num_docs), {}
     for name in _PROBED:
@@ -96,7 +158,7 @@ def _shape(searcher: tantivy.Searcher, schema: tantivy.Schema) -> _ShardShape:
                 docs = _leaf_values(part).get("N", docs)
             elif part["description"].startswith("freq /"):
                 avgdl[name] = _leaf_values(part).get("avgdl", 0.0)
-    return _ShardShape(docs, avgdl)
+    return ShardShape(docs, avgdl)
 
 
 class Shards:
@@ -115,9 +177,7 @@ class Shards:
         self.searchers = list(searchers)
         self._schema = schema
         self._rescored = rescored
-        self._shapes: list[_ShardShape] | None = None
-        self._avgdl: dict[str, float] = {}
-        self._docs = 0.0
+        self._collection: Collection | None = None
 
     @property
     def sharded(self) -> bool:
@@ -189,16 +249,15 @@ class Shards:
 
     # -- re-scoring --------------------------------------------------------------------------
 
-    def _global(self) -> None:
-        if self._shapes is not None:
-            return
-        self._shapes = [_shape(s, self._schema) for s in self.searchers]
-        self._docs = sum(shape.docs for shape in self._shapes)
-        fields = {name for shape in self._shapes for name in shape.avgdl}
-        self._avgdl = {
-            name: sum(s.avgdl.get(name, 0.0) * s.docs for s in self._shapes) / self._docs
-            for name in fields
-        }
+    @property
+    def collection(self) -> Collection:
+        """The statistics of all shards, measured on first use."""
+        if self._collection is None:
+            self._collection = Collection(
+                [shape_of(s, self._schema) for s in self.searchers],
+                lambda field, term: [int(s.doc_freq(field, term)) for s in self.searchers],
+            )
+        return self._collection
 
     def _rescore(
         self,
@@ -207,8 +266,7 @@ class Shards:
         hits: Sequence[tuple[float, tantivy.DocAddress]],
         phrases: Phrases,
     ) -> list[Hit]:
-        self._global()
-        scorer = _Rescorer(self, shard, phrases)
+        scorer = Rescorer(self.collection, shard, phrases)
         searcher = self.searchers[shard]
         out: list[Hit] = []
         ratios = []
@@ -225,24 +283,45 @@ class Shards:
         return out
 
 
-class _Rescorer:
-    """One shard's explanation trees computed again with global statistics."""
+def _term_of(context: object) -> tuple[str, str] | None:
+    match = _TERM.match(str(context))
+    if match is None or int(match.group(1)) >= len(_FIELD_NAMES):
+        return None
+    return _FIELD_NAMES[int(match.group(1))], match.group(2).replace('\\"', '"').replace(
+        "\\\\", "\\"
+    )
 
-    def __init__(self, shards: Shards, shard: int, phrases: Phrases) -> None:
-        self._shards = shards
+
+def terms_in(tree: dict[str, Any], phrases: Phrases) -> set[tuple[str, str]]:
+    """The (field, term) pairs whose document frequencies re-scoring ``tree`` may ask for:
+    what a remote shard's frequencies are fetched for, in one request."""
+    found: set[tuple[str, str]] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for context in node.get("context", ()):
+            term = _term_of(context)
+            if term is not None:
+                found.add(term)
+        stack.extend(node.get("details", ()))
+    for words in phrases.words:
+        if len(words) > 1:
+            found.update((field, word) for field in TEXT_FIELDS for word in words)
+    return found
+
+
+class Rescorer:
+    """One shard's explanation trees computed again with the collection's statistics."""
+
+    def __init__(self, collection: Collection, shard: int, phrases: Phrases) -> None:
+        self._collection = collection
         self._shard = shard
         self._phrases = [p for p in phrases.words if len(p) > 1]
         self._boosts = dict(phrases.boosts)
-        self._local_freq: dict[tuple[str, str], int] = {}
-        self._global_freq: dict[tuple[str, str], int] = {}
 
     def _freq(self, field: str, term: str) -> tuple[int, int]:
-        key = (field, term)
-        if key not in self._global_freq:
-            counts = [int(s.doc_freq(field, term)) for s in self._shards.searchers]
-            self._global_freq[key] = sum(counts)
-            self._local_freq[key] = counts[self._shard]
-        return self._local_freq[key], self._global_freq[key]
+        counts = self._collection.freqs(field, term)
+        return counts[self._shard], sum(counts)
 
     def value(self, node: dict[str, Any], boost: float = 1.0) -> float:
         """The node's value with global statistics; ``boost``: the product of the boosts
@@ -272,7 +351,7 @@ class _Rescorer:
         field, idf = self._idf(node, parts, avgdl_here, boost)
         if field is None:
             return old
-        avgdl = self._shards._avgdl.get(field, avgdl_here) or 1.0
+        avgdl = self._collection.avgdl.get(field, avgdl_here) or 1.0
         tf = freq / (freq + _K1 * (1 - _B + _B * dl / avgdl)) if freq else 0.0
         return (_K1 + 1) * idf * tf
 
@@ -280,16 +359,13 @@ class _Rescorer:
         self, node: dict[str, Any], parts: dict[str, Any], avgdl_here: float, boost: float
     ) -> tuple[str | None, float]:
         """The leaf's field and its IDF over all shards; (None, 0) when it is not known."""
-        docs = self._shards._docs
+        docs = self._collection.docs
         for context in node.get("context", ()):
-            match = _TERM.match(str(context))
-            if match and int(match.group(1)) < len(_FIELD_NAMES):
-                field = _FIELD_NAMES[int(match.group(1))]
-                term = match.group(2).replace('\\"', '"').replace("\\\\", "\\")
-                return field, _idf(self._freq(field, term)[1], docs)
+            term = _term_of(context)
+            if term is not None:
+                return term[0], _idf(self._freq(*term)[1], docs)
         local_idf = float(parts.get("idf", {}).get("value", 0.0))
-        shapes = self._shards._shapes or []
-        here = shapes[self._shard]
+        here = self._collection.shapes[self._shard]
         for words in self._phrases:
             for field in TEXT_FIELDS:
                 allowed = self._boosts.get(field)

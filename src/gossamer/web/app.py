@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from aiohttp import web
@@ -49,6 +49,7 @@ from gossamer.search.info import page_info
 from gossamer.search.query import MAX_QUERY_CHARS
 from gossamer.search.ranking import RankingWeights
 from gossamer.search.ready import require_complete_index
+from gossamer.search.scatter import RemoteEngine
 from gossamer.search.versions import is_timestamp, page_versions
 from gossamer.store import CrawlRecords
 from gossamer.web.cached import CachedCopy, load_cached, load_version
@@ -59,6 +60,7 @@ from gossamer.web.imagepage import image_results_page
 from gossamer.web.links import SANDBOX_ALLOWS, relinked
 from gossamer.web.pages import cached_page, error_page, home_page, info_page, results_page
 from gossamer.web.render import STYLE, local
+from gossamer.web.shardapi import add_shard_api
 from gossamer.web.weather import Weather, weather_box
 
 __all__ = ["CACHED_POLICY", "PAGE_POLICY", "make_app", "serve"]
@@ -81,9 +83,12 @@ class SearchSide:
     crawled has none yet), and opened again once a later ``gossamer index`` has ended (after
     a recrawl: changed pages, pages gone), so the UI shows the index as it is."""
 
-    def __init__(self, crawl_dir: Path, weights: RankingWeights | None) -> None:
+    def __init__(
+        self, crawl_dir: Path, weights: RankingWeights | None, shards: Sequence[str] = ()
+    ) -> None:
         self._dir = crawl_dir
         self._weights = weights
+        self._shards = tuple(shards)  # shard servers' URLs: a front (``search.scatter``)
         self._engine: SearchEngine | None = None
         self._commit: tuple[object, ...] | None = None  # tantivy's commits it opened
         self.missing = ""  # why there is no engine yet
@@ -92,8 +97,12 @@ class SearchSide:
     def _open(self) -> None:
         commit = commits(self._dir)
         try:
-            require_complete_index(self._dir)
-            engine = SearchEngine(self._dir, self._weights)
+            require_complete_index(self._dir, remote=bool(self._shards))
+            engine = (
+                RemoteEngine(self._dir, self._shards, self._weights)
+                if self._shards
+                else SearchEngine(self._dir, self._weights)
+            )
             try:
                 if engine.weights.hybrid:
                     # The model and the vectors load now (half a second), not on the event
@@ -211,7 +220,10 @@ async def _search(request: web.Request) -> web.StreamResponse:
     language = "en" if english else None
     engine = request.app[ENGINE].engine()
     # A page past the last one (an old link, a hand-typed URL) is clamped by the engine.
-    result = engine.search(query, page=page, language=language)
+    if isinstance(engine, RemoteEngine):  # waits on shard servers: not on the event loop
+        result = await asyncio.to_thread(engine.search, query, page=page, language=language)
+    else:
+        result = engine.search(query, page=page, language=language)
     weather = request.app.get(WEATHER)
     named = weather is not None and weather.gazetteer.place_in(query) is not None
     return _html(results_page(result, english, local("/weather", q=query) if named else ""))
@@ -314,13 +326,16 @@ def make_app(
     control_token: str | None = None,
     feed: Feed | None = None,
     weather: Weather | None = None,
+    shards: Sequence[str] = (),
 ) -> web.Application:
     """The web UI for one crawl folder, to listen on ``bind``; opens the index now if it is
     complete. On a loopback ``bind`` it answers only to loopback host names. Steering the
     crawl needs ``control_token`` when ``bind`` is not loopback (see ``dashboard``). The Crawl
     page follows ``feed``, by default the crawl running in ``crawl_dir``. With ``weather``,
-    a query naming a city shows the weather box."""
-    side = SearchSide(crawl_dir, weights)
+    a query naming a city shows the weather box. With ``shards`` (shard servers' URLs) the
+    search goes to them (``search.scatter``); every server answers as a shard server too
+    (``shardapi``)."""
+    side = SearchSide(crawl_dir, weights, shards)
     app = web.Application(middlewares=[guard(bind)])
     app[ENGINE] = side
     app[RECORDS] = CrawlRecords(crawl_dir / "crawl.db")
@@ -340,6 +355,7 @@ def make_app(
     app.router.add_get("/cached/raw", _cached_raw)
     app.router.add_get("/style.css", _style)
     add_dashboard(app, crawl_dir, Steering.for_bind(bind, control_token), feed)
+    add_shard_api(app, side.engine)
     return app
 
 
@@ -354,6 +370,7 @@ def serve(
     feed: Feed | None = None,
     listening: Callable[[], None] | None = None,
     weather_api: str | None = None,
+    shards: Sequence[str] = (),
 ) -> int:
     """Run the web UI until interrupted (``gossamer serve``); ``listening`` is called once the
     socket is bound (a port in use is then the only line said). ``weather_api``: the base
@@ -366,6 +383,7 @@ def serve(
         control_token=control_token,
         feed=feed,
         weather=None if weather_api is None else Weather.packaged(weather_api),
+        shards=shards,
     )
     if not is_loopback(host):
         log.warning("serving on %s: anyone who can reach it can read the crawl", host)

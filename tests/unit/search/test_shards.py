@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import tantivy
+from aiohttp.test_utils import TestClient, TestServer
 
 from gossamer.index import IndexingError, build_index
 from gossamer.index.schema import Fields
@@ -14,7 +17,10 @@ from gossamer.index.shards import open_shards, read_layout, shard_of
 from gossamer.rank import rank_crawl
 from gossamer.search import SearchEngine
 from gossamer.search.docranks import save_doc_ranks
+from gossamer.search.scatter import RemoteEngine
 from gossamer.urls.canonical import url_id
+from gossamer.web import make_app
+from gossamer.web.app import ENGINE
 
 from ..index.fake_crawl import make_crawl, search_corpus
 from ..web.served import Client, serve_and_check
@@ -108,3 +114,35 @@ def test_cached_copies_and_page_info_through_a_sharded_index(sharded: Path) -> N
         assert "original pages" in await cached.text()
 
     serve_and_check(sharded, check)
+
+
+def test_serve_scatters_to_shard_servers_over_loopback(
+    sharded: Path, both: tuple[SearchEngine, SearchEngine]
+) -> None:
+    """Two shard servers (``gossamer serve`` of the sharded folder, one asked for shards 0
+    and 2, the other for shard 1) and a front that has the folder's stores only."""
+    single, _ = both
+
+    async def main() -> None:
+        one = TestServer(make_app(sharded), host="127.0.0.1")
+        two = TestServer(make_app(sharded), host="127.0.0.1")
+        async with one, two:
+            urls = [f"http://127.0.0.1:{one.port}/shard/0", f"http://127.0.0.1:{two.port}/shard/1",
+                    f"http://127.0.0.1:{one.port}/shard/2"]  # fmt: skip
+            front = make_app(sharded, shards=urls)
+            async with TestClient(TestServer(front, host="127.0.0.1")) as client:
+                for query in ("write ahead log", "checkpoint", "journal -wal"):
+                    page = await (await client.get("/search", params={"q": query})).text()
+                    expected = [h.url for h in single.search(query).hits]
+                    shown = [u for u in re.findall(r'href="(http://[a-z]\.test/[^"]*)"', page)]
+                    assert list(dict.fromkeys(shown))[: len(expected)] == expected, query
+                engine = front[ENGINE].engine()
+                assert isinstance(engine, RemoteEngine)
+                remote = await asyncio.to_thread(engine.search, "write ahead log")
+                local = single.search("write ahead log")
+                assert [h.url for h in remote.hits] == [h.url for h in local.hits]
+                for a, b in zip(local.hits, remote.hits, strict=True):
+                    assert b.scores.bm25 == pytest.approx(a.scores.bm25, rel=1e-4)
+                    assert (b.snippet, b.copies) == (a.snippet, a.copies)
+
+    asyncio.run(main())
