@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from gossamer import cli
 from gossamer.config import CrawlConfig
 from gossamer.config_check import RULES
-from gossamer.engine import CrawlOutcome, workers
+from gossamer.engine import crawler, workers
+from gossamer.engine.crawler import CrawlOutcome
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
 
@@ -137,7 +138,9 @@ class _StubCrawler:
         return CrawlOutcome(CrawlStats(concurrency=self._config.concurrency), "stub")
 
 
-def _stub_workers(config: CrawlConfig, seeds: SeedList, count: int) -> CrawlOutcome:
+def _stub_workers(
+    config: CrawlConfig, seeds: SeedList, count: int, early: object = ()
+) -> CrawlOutcome:
     reports = config.out / "reports"
     reports.mkdir(exist_ok=True)
     (reports / "stats.txt").write_text("stub\n")
@@ -146,7 +149,7 @@ def _stub_workers(config: CrawlConfig, seeds: SeedList, count: int) -> CrawlOutc
 
 @pytest.fixture
 def no_engine(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(workers, "Crawler", _StubCrawler)  # what the crawl command runs
+    monkeypatch.setattr(crawler, "Crawler", _StubCrawler)  # what the crawl command runs
     monkeypatch.setattr(workers, "run_workers", _stub_workers)
 
 

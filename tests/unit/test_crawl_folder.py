@@ -182,7 +182,7 @@ def test_resume_records_what_applies(
 ) -> None:
     # Stop just before crawling: what was written by then is what the crawl will use.
     from gossamer import cli  # noqa: PLC0415
-    from gossamer.engine import workers  # noqa: PLC0415 - where the crawl command starts it
+    from gossamer.engine import crawler  # noqa: PLC0415 - what the crawl command runs
 
     class StopError(Exception):
         pass
@@ -190,7 +190,7 @@ def test_resume_records_what_applies(
     def no_crawl(*args: object) -> None:
         raise StopError
 
-    monkeypatch.setattr(workers, "Crawler", no_crawl)
+    monkeypatch.setattr(crawler, "Crawler", no_crawl)
     with pytest.raises(StopError):
         cli.main(["crawl", "--resume", str(folder), "--max-pages", "50"])
     assert saved(folder)["max_pages"] == 50

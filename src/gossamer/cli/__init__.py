@@ -29,11 +29,14 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from gossamer import __version__, logs
 from gossamer.cli.ending import EXIT_STOPPED
 from gossamer.errors import ConfigError, GossamerError, escaped
+
+if TYPE_CHECKING:
+    from gossamer.spawning import StartedWorker
 
 __all__ = ["EXIT_ERROR", "EXIT_STOPPED", "build_parser", "main"]
 
@@ -139,6 +142,8 @@ def build_parser(words: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     named = None if words is None else _named_command(words)
     wanted = [entry for entry in _REGISTRARS if named in entry[0]] or _REGISTRARS
+    if named == "--version":
+        wanted = []  # it needs no subcommand, and their modules take 0.7 s to import
     for _, module, function in wanted:
         registrar = getattr(importlib.import_module(f"gossamer.cli.{module}"), function)
         registrar(sub)
@@ -186,11 +191,42 @@ def _drop_stdout() -> None:
         os.close(devnull)
 
 
+def _early_workers(words: list[str]) -> int:
+    """How many worker processes a ``gossamer crawl`` command line will run, guessed before
+    it is parsed: ``--workers N``, else one per usable core; none with the threaded engine,
+    a shared crawl (``--frontier``) or for help. A wrong guess costs little: the crawl starts
+    those missing and stops those it does not need (``engine/workers.run_workers``)."""
+    if _named_command(words) != "crawl":
+        return 0
+    guess = argparse.ArgumentParser(add_help=False)
+    for flag in ("--workers", "--engine", "--frontier"):
+        guess.add_argument(flag)
+    guess.add_argument("-h", "--help", action="store_true")
+    try:
+        known, _ = guess.parse_known_args(words)
+    except SystemExit:  # the real parser says what is wrong
+        return 0
+    if known.help or known.frontier is not None or known.engine not in (None, "async"):
+        return 0
+    if known.workers is not None:
+        return int(known.workers) if known.workers.isdigit() else 0
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     as_json = _wants_json(words)
+    early: list[StartedWorker] = []
+    wanted = _early_workers(words) if argv is None else 0
+    if wanted > 1:
+        # Issue 29: the workers' interpreters start now, and import the crawler while this
+        # one imports its own modules, reads the settings and readies the folder; they crawl
+        # once ordered. (A command line given by a caller, as the tests do, starts none.)
+        from gossamer.spawning import start_workers  # noqa: PLC0415 - crawl only
+
+        early = start_workers(range(wanted))
     try:
-        args = build_parser(words).parse_args(words)
+        args = build_parser(words).parse_args(words, argparse.Namespace(early_workers=early))
         logs.configure(logs.level_of(args.verbose + getattr(args, "verbose_after", 0)))
         run: Command = args.run
         status = run(args)
@@ -206,3 +242,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("gossamer: interrupted", file=sys.stderr)
         return 130
+    finally:
+        for worker in early:
+            worker.cancel()  # ended with the crawl, or never needed

@@ -474,10 +474,13 @@ def _recrawl_config(config: CrawlConfig, args: argparse.Namespace) -> CrawlConfi
 
 
 def _crawl(config: CrawlConfig, seeds: SeedList, args: argparse.Namespace) -> str:
-    """Run the crawl in this process or in ``config.workers``; why it stopped."""
+    """Run the crawl in this process or in ``config.workers``; why it stopped. The workers
+    started before the command line was parsed (``cli.main``) serve its first crawl only."""
+    early = getattr(args, "early_workers", [])
+    args.early_workers = []
     if args.engine == "threads":
         return run_study_crawl(config, seeds, args)
-    return crawl_here(config, seeds)
+    return crawl_here(config, seeds, early)
 
 
 def run_shared_crawl(args: argparse.Namespace, ended: Callable[[], None]) -> int:

@@ -1,10 +1,12 @@
 """One worker process of a ``gossamer crawl --workers N`` crawl: its entry point and uplink.
 
-Data flow: the coordinator (``engine/workers.py``) spawns **worker_main** with the crawl's
-settings, the seeds and its index; the worker runs the same ``Crawler`` as a lone crawl, with
-a ``Part`` (``engine/partition.py``) for its share of the hosts, and ends by sending the
-coordinator its statistics ("done"). Its own control socket (``DIR/control-wK.sock``) is the
-crawler's, which the coordinator's fleet (``engine/fleet.py``) follows.
+Data flow: the coordinator (``engine/workers.py``) starts each worker ahead of its orders
+(``spawning.start_workers``: tied to the coordinator, it imports this module while the
+coordinator prepares), then sends them (the crawl's settings, the seeds, its index):
+**worker_main** runs the same ``Crawler`` as a lone crawl, with a ``Part``
+(``engine/partition.py``) for its share of the hosts, and ends by sending the coordinator its
+statistics ("done"). Its own control socket (``DIR/control-wK.sock``) is the crawler's, which
+the coordinator's fleet (``engine/fleet.py``) follows.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
-import os
 import signal
 from dataclasses import replace
 from multiprocessing.connection import Connection
@@ -27,25 +28,14 @@ from gossamer.engine.crawler import Crawler
 from gossamer.engine.partition import Part
 from gossamer.errors import GossamerError
 from gossamer.seeds import SeedList
-from gossamer.spawning import tie_to_parent
+from gossamer.spawning import FAILED, tie_to_coordinator
 
 __all__ = ["FAILED", "worker_main"]
 
 log = logging.getLogger(__name__)
 
-FAILED = "failed"  # the reason a worker gives when it dies of a fault that is not a store fault
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this worker if the coordinator dies (even by ``kill -9``): an
-    orphaned worker would wait forever for the coordinator's stop, and a resume must find the
-    folder free (``spawning.tie_to_parent``; elsewhere a no-op, and the worker ends at its
-    first message up that fails). A coordinator killed while this process was still starting
-    is gone already: the worker ends at once."""
-    tie_to_parent()
-    parent = multiprocessing.parent_process()
-    if parent is not None and os.getppid() != parent.pid:  # reparented: the parent has died
-        os.kill(os.getpid(), signal.SIGKILL)
+# The death tie a started worker makes first (``spawning.tie_to_coordinator``), by its old name.
+_die_with_parent = tie_to_coordinator
 
 
 def worker_main(  # noqa: PLR0917 - a process target takes its arguments positionally
@@ -61,7 +51,6 @@ def worker_main(  # noqa: PLR0917 - a process target takes its arguments positio
 ) -> None:
     """Entry point of one worker process; ``allowance``: its first grant of the page target
     (``engine/budget.py``), None without one."""
-    _die_with_parent()
     # A spawned process starts without the CLI's logging set-up: the same one, at the
     # coordinator's level, each line saying which worker it comes from.
     logs.configure(log_level, worker=index)

@@ -1,11 +1,14 @@
 """``gossamer crawl --workers N``: one coordinator process and N crawler processes.
 
-The coordinator locks the folder, does the resume work a single crawler would (the same
-``resume.level``: torn-tail repair, WARC replay, backlog), starts the workers, forwards URLs
-between them (see ``partition.py``) and stops them all when every worker is idle with every
-forwarded batch processed. Workers share ``crawl.db`` (SQLite serialises their batches) and
-write their own WARC files (``gossamer-wK-...``) and CDXJ lines; at the end the coordinator
-merges the index, recounts the statistics from the database and writes the reports.
+The coordinator locks the folder and starts the workers first (``spawning.start_workers``;
+the command line may have started them already, before it was parsed), so that their imports
+overlap its own set-up: the resume work a single crawler would do (the same ``resume.level``:
+torn-tail repair, WARC replay, backlog), the page target's first grants, the fleet. Then it
+orders them to crawl, forwards URLs between them (``engine/coordinator.py``, ``partition.py``)
+and stops them all when every worker is idle with every forwarded batch processed. Workers
+share ``crawl.db`` (SQLite serialises their batches) and write their own WARC files
+(``gossamer-wK-...``) and CDXJ lines; at the end the coordinator merges the index, recounts
+the statistics from the database and writes the reports.
 
 Each worker talks to the coordinator through a pipe of its own, and the coordinator waits on
 those pipes and on the workers' process sentinels together. A worker that dies (killed, or of a
@@ -16,7 +19,8 @@ like after any other stop.
 The whole crawl is watched and steered through the coordinator's ``DIR/control.sock``
 (``engine/fleet.py``): the fleet follows every worker's own control socket, and sends stops
 and added seeds to the coordinator's loop, which waits on them with the workers' pipes. The
-worker processes themselves are ``engine/worker.py``.
+worker processes themselves are ``engine/worker.py``. A coordinator runs no crawler: only a
+lone crawl imports ``engine/crawler.py`` (in ``crawl_here``).
 """
 
 from __future__ import annotations
@@ -24,31 +28,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import multiprocessing
-import multiprocessing.connection
-import pickle
-import signal
 import sys
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
 from typing import Any
 
 from gossamer import spawning
 from gossamer.config import CrawlConfig, config_to_json
 from gossamer.crawling.folder import CrawlLock, load_snapshot, save_snapshot
 from gossamer.crawling.limits import remaining
-from gossamer.crawling.reports import report_now, report_period
+from gossamer.crawling.reports import report_now
 from gossamer.crawling.scope import scope_of
 from gossamer.crawling.verdict import judge
 from gossamer.engine.budget import PageBudget
 from gossamer.engine.collector import crawl_collector
-from gossamer.engine.crawler import Crawler
+from gossamer.engine.coordinator import Coordinator, coordinate
 from gossamer.engine.fleet import Fleet
 from gossamer.engine.interrupts import finishing
-from gossamer.engine.partition import owner
 from gossamer.engine.resume import (
     carry_runs,
     complete_note,
@@ -57,14 +55,16 @@ from gossamer.engine.resume import (
     rebuild_stats,
 )
 from gossamer.engine.timelimit import time_used_up
-from gossamer.engine.worker import FAILED, worker_main
 from gossamer.errors import GossamerError, StoreError
 from gossamer.monitor.charts import warm_in_background
 from gossamer.monitor.series import Histogram
 from gossamer.seeds import SeedList
+from gossamer.spawning import FAILED, Orders, StartedWorker
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 from gossamer.store.cdxj import merge_worker_indexes
+
+__all__ = ["FAILED", "WorkersOutcome", "crawl_here", "run_workers"]
 
 log = logging.getLogger(__name__)
 
@@ -84,62 +84,87 @@ def _prepare(config: CrawlConfig, db: MetadataDB) -> int | None:
     return level(config, db).outcome.replayed
 
 
-def crawl_here(config: CrawlConfig, seeds: SeedList) -> str:
+def crawl_here(config: CrawlConfig, seeds: SeedList, early: Sequence[StartedWorker] = ()) -> str:
     """A crawl on this machine, in this process or in ``config.workers``, with the garbage
-    collector tuned for it (``engine/collector.py``); why it stopped."""
+    collector tuned for it (``engine/collector.py``); why it stopped. ``early``: workers the
+    command line started before it knew the crawl's settings (``cli.main``), used for this
+    crawl or stopped."""
     with crawl_collector():
         if config.workers > 1:
-            return run_workers(config, seeds, config.workers).reason
+            return run_workers(config, seeds, config.workers, early).reason
+        for worker in early:
+            worker.cancel()
+        # Imported here: a coordinator runs no crawler of its own.
+        from gossamer.engine.crawler import Crawler  # noqa: PLC0415
+
         return asyncio.run(Crawler(config, seeds).run()).reason
 
 
-def run_workers(config: CrawlConfig, seeds: SeedList, count: int) -> WorkersOutcome:
+def run_workers(
+    config: CrawlConfig, seeds: SeedList, count: int, early: Sequence[StartedWorker] = ()
+) -> WorkersOutcome:
+    """The crawl in ``count`` worker processes; ``early``: some already started."""
     out = config.out
     started = time.time()
-    warm_in_background()  # the end's report.html, its import done while the workers crawl
-    with CrawlLock(out):
-        db = MetadataDB(out / "crawl.db")
-        try:
-            replayed = _prepare(config, db)
-            saved = load_snapshot(db)
-            spent = time_used_up(config, db, saved, config.concurrency * count)
-            if spent is not None:
-                return WorkersOutcome(spent, "time")
-            so_far = None
-            if replayed is not None:
-                so_far = rebuild_stats(db, saved, config.concurrency * count)
-                note = complete_note(config, db, so_far.pages)
-                if note:  # complete: as a lone crawl, it queues nothing
-                    log.warning("%s", note)
-                    report_now(
-                        out, so_far, db, scope=scope_of(config.scope)
-                    )  # the reports again, the figures as they were
-                    return WorkersOutcome(so_far, "exhausted")
-                log.warning("resuming crawl in %s with workers: %d records replayed", out, replayed)
-            budget = _budget(config, 0 if so_far is None else so_far.pages, count)
-        finally:
-            db.close()
+    team = list(early[:count])
+    try:
+        with CrawlLock(out):
+            # The workers first: their imports overlap the set-up below, and each fetches
+            # only once ordered (``_run_processes``), after the folder is level.
+            team += spawning.start_workers(range(len(team), count))
+            return _coordinated(config, seeds, team, started)
+    finally:
+        for worker in [*team, *early[count:]]:
+            worker.cancel()  # each has ended by now, or was never ordered
 
-        visiting: Callable[[], Collection[str]] = frozenset  # the fleet's, once it runs
 
-        def report() -> None:
-            # A crash of the coordinator still leaves reports at most one interval old.
-            with contextlib.closing(MetadataDB(out / "crawl.db")) as live:
-                interim = rebuild_stats(live, saved, config.concurrency * count)
-                report_now(out, interim, live, visiting=visiting(), scope=scope_of(config.scope))
+def _coordinated(
+    config: CrawlConfig, seeds: SeedList, team: list[StartedWorker], started: float
+) -> WorkersOutcome:
+    out = config.out
+    count = len(team)
+    db = MetadataDB(out / "crawl.db")
+    try:
+        replayed = _prepare(config, db)
+        saved = load_snapshot(db)
+        spent = time_used_up(config, db, saved, config.concurrency * count)
+        if spent is not None:
+            return WorkersOutcome(spent, "time")
+        so_far = None
+        if replayed is not None:
+            so_far = rebuild_stats(db, saved, config.concurrency * count)
+            note = complete_note(config, db, so_far.pages)
+            if note:  # complete: as a lone crawl, it queues nothing
+                log.warning("%s", note)
+                report_now(
+                    out, so_far, db, scope=scope_of(config.scope)
+                )  # the reports again, the figures as they were
+                return WorkersOutcome(so_far, "exhausted")
+            log.warning("resuming crawl in %s with workers: %d records replayed", out, replayed)
+        budget = _budget(config, 0 if so_far is None else so_far.pages, count)
+    finally:
+        db.close()
 
-        before = float((saved or {}).get("duration_seconds", 0.0))
-        targets = (config.max_pages, config.time_limit)
-        progress = config.progress and sys.stderr.isatty()
-        with Fleet(out, count, targets=targets, elapsed_before=before, progress=progress) as fleet:
-            visiting = fleet.visiting
-            left = remaining(config.time_limit, before)
-            deadline = None if left is None else started + left
-            coordinator = _run_processes(
-                config, seeds, (count, budget), (report, deadline), fleet.inbound
-            )
-            with finishing():  # a signal now would lose the merged reports and the summary
-                stats = _finish(config, count, saved, coordinator, started, fleet)
+    visiting: Callable[[], Collection[str]] = frozenset  # the fleet's, once it runs
+
+    def report() -> None:
+        # A crash of the coordinator still leaves reports at most one interval old.
+        with contextlib.closing(MetadataDB(out / "crawl.db")) as live:
+            interim = rebuild_stats(live, saved, config.concurrency * count)
+            report_now(out, interim, live, visiting=visiting(), scope=scope_of(config.scope))
+
+    before = float((saved or {}).get("duration_seconds", 0.0))
+    targets = (config.max_pages, config.time_limit)
+    progress = config.progress and sys.stderr.isatty()
+    with Fleet(out, count, targets=targets, elapsed_before=before, progress=progress) as fleet:
+        visiting = fleet.visiting
+        left = remaining(config.time_limit, before)
+        deadline = None if left is None else started + left
+        coordinator = _run_processes(
+            config, seeds, (team, budget), (report, deadline), fleet.inbound
+        )
+        with finishing():  # a signal now would lose the merged reports and the summary
+            stats = _finish(config, count, saved, coordinator, started, fleet)
     if coordinator.errors:
         if coordinator.failed:
             raise GossamerError(
@@ -163,59 +188,39 @@ def _budget(config: CrawlConfig, stored: int, count: int) -> PageBudget | None:
 def _run_processes(
     config: CrawlConfig,
     seeds: SeedList,
-    workers: tuple[int, PageBudget | None],
+    workers: tuple[list[StartedWorker], PageBudget | None],
     ends: tuple[Callable[[], None], float | None],
     control: Connection,
-) -> _Coordinator:
-    """Start the workers, coordinate them until each is done or lost, and wait for them.
+) -> Coordinator:
+    """Order the started workers to crawl, coordinate them until each is done or lost, and
+    wait for them.
 
     ``ends``: what writes the interim reports, and the wall-clock time at which the time
     limit stops every worker (None without one)."""
-    count, budget = workers
+    team, budget = workers
+    count = len(team)
     report, deadline = ends
     allowances: list[int | None] = [None] * count
     if budget is not None:
         allowances = list(budget.first_grants())
-    context = spawning.context()
-    links = [context.Pipe(duplex=False) for _ in range(count)]  # (coordinator's end, worker's)
-    inboxes: list[multiprocessing.Queue[Any]] = [context.Queue() for _ in range(count)]
     data = config_to_json(config)
     level = logging.getLogger().getEffectiveLevel()
-    processes = [
-        context.Process(
-            target=worker_main,
-            args=(
-                data,
-                str(config.out),
-                seeds,
-                k,
-                count,
-                links[k][1],
-                inboxes[k],
-                allowances[k],
-                level,
-            ),
-            name=f"gossamer-worker-{k}",
-        )
-        for k in range(count)
-    ]
-    for process in processes:
-        process.start()
-    for _, sending in links:
-        sending.close()  # each worker holds its own: the pipe ends when the worker does
-    coordinator = _Coordinator(inboxes, budget)
+    coordinator = Coordinator([worker.inbox for worker in team], budget)
+    processes = [worker.process for worker in team]
     try:
-        readings = [reading for reading, _ in links]
+        for k, worker in enumerate(team):
+            worker.order(Orders(data, str(config.out), seeds, k, count, allowances[k], level))
+        # The end's report.html: its import done while the workers crawl, not while they
+        # import (two cores would share three imports).
+        warm_in_background()
         timers = (config.report_interval, report, deadline)
-        _coordinate(coordinator, readings, processes, timers, control)
+        coordinate(coordinator, [worker.up for worker in team], processes, timers, control)
     except BaseException:
-        coordinator.stop_all("signal")
+        coordinator.stop_all("signal")  # those ordered stop; the others end at their orders'
         raise
     finally:
-        for process in processes:
-            process.join()
-        for reading, _ in links:
-            reading.close()
+        for worker in team:
+            worker.cancel()  # waited for: each ordered one has been told to stop
     return coordinator
 
 
@@ -223,7 +228,7 @@ def _finish(  # noqa: PLR0917 - the coordinator's whole state at the end, passed
     config: CrawlConfig,
     count: int,
     saved: dict[str, Any] | None,
-    coordinator: _Coordinator,
+    coordinator: Coordinator,
     started: float,
     fleet: Fleet,
 ) -> CrawlStats:
@@ -264,162 +269,5 @@ def _observed(stats: CrawlStats, snapshots: list[dict[str, Any]]) -> None:
         stats.max_in_flight += int(snapshot.get("max_in_flight", 0))
 
 
-class _Coordinator:
-    """Forwards URL batches, tracks who is idle, and stops everyone at the end."""
-
-    def __init__(
-        self, inboxes: list[multiprocessing.Queue[Any]], budget: PageBudget | None = None
-    ) -> None:
-        self._inboxes = inboxes
-        self._budget = budget
-        count = len(inboxes)
-        self.delivered = [0] * count
-        self.idle = [False] * count
-        self.done: dict[int, dict[str, Any]] = {}
-        self.errors: list[str] = []
-        self.stopping = ""
-        self.failed = False  # a worker died or failed: the crawl stops, resumable
-
-    def stop_all(self, why: str) -> None:
-        if self.stopping:
-            return
-        self.stopping = why
-        for k, inbox in enumerate(self._inboxes):
-            if k not in self.done:
-                inbox.put(("stop", why))
-
-    def handle(self, message: tuple[Any, ...]) -> None:
-        kind = message[0]
-        if kind in ("urls", "seeds"):
-            _, dest, batch = message
-            if dest in self.done:
-                return  # that worker has finished (its page target): nothing to do
-            self._inboxes[dest].put((kind, batch))
-            self.delivered[dest] += 1
-            self.idle[dest] = False
-        elif kind == "idle":
-            _, k, processed, grants, unused = message
-            # Idle for real only once it has processed every batch forwarded to it so far
-            # (and seen every grant: one it had not would come back in its next idle).
-            self.idle[k] = processed == self.delivered[k]
-            if self._budget is not None:
-                self.idle[k] = self.idle[k] and self._budget.current(k, grants)
-                self._grant(self._budget.give_back(k, unused))
-        elif kind == "ask":
-            _, k, grants, full = message
-            if self._budget is not None:
-                self._grant([(k, self._budget.ask(k, grants, full))])
-        elif kind == "stop-request":  # through the control channel (engine/fleet.py)
-            self.stop_all(message[1])
-        elif kind == "added":  # seeds added live: each to the worker owning its host, as
-            for forms in message[1]:  # forwards are, with its other forms (https -> http)
-                self.handle(("seeds", owner(forms[0], len(self._inboxes)), [tuple(forms)]))
-        elif kind == "done":
-            _, k, snapshot, error = message
-            self.done[k] = snapshot
-            self.idle[k] = True
-            if error:
-                self.errors.append(error)
-                self.failed = self.failed or snapshot.get("reason") == FAILED
-                self.stop_all("worker failed" if self.failed else "store error")
-        if not self.stopping and self._budget is not None and self._budget.reached(self.idle):
-            self.stop_all("target")
-        if not self.stopping and all(self.idle):
-            self.stop_all("exhausted")
-
-    def _grant(self, grants: list[tuple[int, int]]) -> None:
-        for k, pages in grants:
-            if pages and k not in self.done:
-                self._inboxes[k].put(("grant", pages))
-
-    def lost(self, k: int, how: str) -> None:
-        """Worker ``k`` ended without saying "done": killed, or dead of a fault."""
-        if k in self.done:
-            return
-        self.done[k] = {}
-        self.idle[k] = True
-        self.failed = True
-        self.errors.append(f"worker {k} {how}")
-        # Nobody reads its inbox any more: never wait at exit for what is queued there.
-        self._inboxes[k].cancel_join_thread()
-        self.stop_all("worker failed")
-
-    def reason(self) -> str:
-        reasons = {str(s.get("reason", "")) for s in self.done.values()}
-        if self.stopping in ("", "exhausted") and "target" in reasons:
-            return "target"
-        return self.stopping or "exhausted"
-
-
-def _coordinate(
-    coordinator: _Coordinator,
-    links: Sequence[Connection],
-    processes: Sequence[BaseProcess],
-    timers: tuple[float, Callable[[], None], float | None],
-    control: Connection,
-) -> None:
-    """Run the coordinator until every worker is done or lost.
-
-    It waits on every worker's pipe and process sentinel at once, and on ``control`` (stops
-    and seeds from the control channel): a worker that ends without saying "done" (killed, or
-    dead of a fault) is noticed at once, never waited for. ``timers``: the interval of the
-    interim reports, what writes them, and the time limit's deadline (wall clock): when it
-    passes, every worker is stopped with the reason "time".
-    """
-    previous = {
-        sig: signal.signal(sig, lambda *_: coordinator.stop_all("signal"))
-        for sig in (signal.SIGINT, signal.SIGTERM)
-    }
-    open_links = set(links)
-    sentinels = {process.sentinel: k for k, process in enumerate(processes)}
-    interval, report, deadline = timers
-    period = interval  # grows when a report takes long (``report_period``)
-    last_report = time.monotonic()
-    try:
-        while len(coordinator.done) < len(processes):
-            if time.monotonic() - last_report >= period:
-                started = time.monotonic()
-                with contextlib.suppress(StoreError):
-                    report()
-                last_report = time.monotonic()
-                period = report_period(interval, last_report - started)
-            timeout = period
-            if deadline is not None:
-                if time.time() >= deadline:
-                    coordinator.stop_all("time")
-                else:
-                    timeout = min(timeout, deadline - time.time())
-            # The timeouts are the report timer and the deadline; every other wake-up is a
-            # message or an exit.
-            waited: list[Connection | int] = [*open_links, *sentinels, control]
-            ready = multiprocessing.connection.wait(waited, timeout=timeout)
-            for link in ready:
-                if isinstance(link, Connection):
-                    _receive(coordinator, link, open_links)
-            for sentinel in ready:
-                if isinstance(sentinel, int) and sentinel in sentinels:
-                    k = sentinels.pop(sentinel)
-                    while links[k] in open_links and links[k].poll():
-                        _receive(coordinator, links[k], open_links)  # what it said before
-                    if k not in coordinator.done:
-                        processes[k].join()
-                        coordinator.lost(k, _how(processes[k].exitcode))
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-def _receive(coordinator: _Coordinator, link: Connection, open_links: set[Connection]) -> None:
-    try:
-        message = link.recv()
-    except (EOFError, OSError, pickle.UnpicklingError):
-        open_links.discard(link)  # the worker has gone; its sentinel tells how
-        return
-    coordinator.handle(message)
-
-
-def _how(code: int | None) -> str:
-    if code is not None and code < 0:
-        with contextlib.suppress(ValueError):
-            return f"was killed by {signal.Signals(-code).name}"
-    return f"ended without finishing (exit status {code})"
+# The names the coordinator's unit tests know (tests/unit/engine/test_coordinator.py).
+_Coordinator = Coordinator
