@@ -11,11 +11,12 @@ the report says
 * the time of ``index`` and of a query (the ranking alone: ``ranked_urls``) for both.
 
 Queries: a judged corpus's own; for any other crawl (the 20k-page generator web), 300
-queries of one to three words drawn (seeded) from the titles and bodies' first words of its
+queries of one to three words drawn (seeded) from the titles of its
 indexed pages, so most match something.
 
     python benchmarks/shards.py --out /tmp/shards --crawl /path/to/crawl-20000 \\
         --quality /tmp/quality          # the folders search_quality.py crawled
+    python benchmarks/shards.py --out /tmp/shards ... --reuse   # search the same indexes again
 """
 
 from __future__ import annotations
@@ -109,11 +110,14 @@ def compare(single: SearchEngine, sharded: SearchEngine, queries: list[str]) -> 
     return Compared(len(queries), same_order, same_set, spent[0] / n * 1e3, spent[1] / n * 1e3)
 
 
-def run(name: str, source: Path, out: Path, shards: int) -> None:
+def run(name: str, source: Path, out: Path, shards: int, reuse: bool) -> None:
     print(f"{name} ({source}):", flush=True)
-    single = copy_crawl(source, out / name / "single")
-    split = copy_crawl(source, out / name / f"shards-{shards}")
-    single_s, split_s = indexed(single, None), indexed(split, shards)
+    single, split = out / name / "single", out / name / f"shards-{shards}"
+    single_s = split_s = float("nan")  # with --reuse: indexed by an earlier run
+    if not (reuse and (single / "index" / "docs.db").is_file()):
+        single_s = indexed(copy_crawl(source, single), None)
+    if not (reuse and (split / "index" / "docs.db").is_file()):
+        split_s = indexed(copy_crawl(source, split), shards)
     corpus = CORPORA.get(name)
     judged = corpus.judgments() if corpus is not None else {}
     queries = list(judged) or sampled_queries(single, SAMPLED)
@@ -144,6 +148,9 @@ def main() -> None:
     parser.add_argument(
         "--quality", type=Path, help="the folder search_quality.py crawled the corpora into"
     )
+    parser.add_argument(
+        "--reuse", action="store_true", help="search the indexes an earlier run left in --out"
+    )
     args = parser.parse_args()
     print(
         "| crawl | queries | same top 10, in order | same top 10 URLs | index single / sharded"
@@ -151,11 +158,11 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|")
     for crawl in args.crawl:
-        run(crawl.name, crawl, args.out, args.shards)
+        run(crawl.name, crawl, args.out, args.shards, args.reuse)
     if args.quality is not None:
         for name in CORPORA:
             if (args.quality / name / "crawl.db").is_file():
-                run(name, args.quality / name, args.out, args.shards)
+                run(name, args.quality / name, args.out, args.shards, args.reuse)
 
 
 if __name__ == "__main__":

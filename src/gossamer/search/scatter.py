@@ -273,7 +273,7 @@ class RemoteEngine(SearchEngine):
                 else:
                     new = score * (statistics.median(ratios) if ratios else 1.0)
                 gathered.append(_Gathered(new, k, (segment, number), num, group, title_terms))
-        gathered.sort(key=lambda g: -g.score)
+        gathered.sort(key=lambda g: (-g.score, g.num))  # ties as ``Shards.search`` breaks them
         return gathered[: self.weights.candidates], sum(int(a["count"]) for a in answers)
 
     def search(

@@ -224,15 +224,19 @@ class Shards:
             hits = [(float(score), (0, a)) for score, a in result.hits]
             return hits, count if count is not None else len(hits)
         merged: list[Hit] = []
+        nums: list[int] = []
         total = 0
         for k, searcher in enumerate(self.searchers):
             result = searcher.search(query, limit, count=True)
             count = cast(int | None, getattr(result, "count", None))
             total += count if count is not None else len(result.hits)
             merged += self._rescore(k, query, result.hits, phrases)
-        # Ties in shard order, then each shard's own order: deterministic.
-        merged.sort(key=lambda hit: -hit[0])
-        return merged[:limit], total
+            found = searcher.fast_field_values(Fields.NUM, [a for _, a in result.hits])
+            nums += [int(n or 0) for n in found]
+        # Equal scores (copies that are not one group) in the order of the document store,
+        # which is the order a single index added them in, and mostly breaks its ties by.
+        order = sorted(range(len(merged)), key=lambda i: (-merged[i][0], nums[i]))
+        return [merged[i] for i in order[:limit]], total
 
     def best_score(self, query: tantivy.Query, phrases: Phrases = _NO_PHRASES) -> float:
         hits, _ = self.search(query, 1, phrases)
