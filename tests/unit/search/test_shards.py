@@ -22,6 +22,7 @@ from gossamer.urls.canonical import url_id
 from gossamer.web import make_app
 from gossamer.web.app import ENGINE
 
+from ..index import test_recrawl as recrawled
 from ..index.fake_crawl import make_crawl, search_corpus
 from ..web.served import Client, serve_and_check
 
@@ -146,3 +147,24 @@ def test_serve_scatters_to_shard_servers_over_loopback(
                     assert (b.snippet, b.copies) == (a.snippet, a.copies)
 
     asyncio.run(main())
+
+
+def test_a_sharded_index_follows_a_recrawl(tmp_path: Path) -> None:
+    """Incremental runs keep working: a changed page's old document, a gone page's and a
+    page whose anchor text changed are each found in their own shard."""
+    folder = make_crawl(tmp_path, recrawled.FIRST, cdxj=True)
+    assert build_index(folder, shards=SHARDS).indexed == 7
+    assert sorted(_found(folder, "seal")) == [recrawled.CHANGE, recrawled.KEEP]
+    recrawled._recrawl(folder)
+    second = build_index(folder)
+    assert (second.pending, second.indexed, second.removed, second.documents) == (1, 1, 3, 4)
+    assert _found(folder, "narwhal") == [recrawled.CHANGE]
+    assert _found(folder, "walrus") == _found(folder, "capybara") == _found(folder, "seal") == []
+    assert sorted(_found(folder, "penguin")) == [recrawled.CHANGE, recrawled.KEEP]
+    placed = [url for k in range(SHARDS) for url in _urls(folder, k)]
+    assert len(placed) == len(set(placed)) == 4
+
+
+def _found(folder: Path, query: str) -> list[str]:
+    with SearchEngine(folder) as engine:
+        return [hit.url for hit in engine.search(query).hits]
