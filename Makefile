@@ -10,7 +10,7 @@ DEMO_EXTRAS := search,rank,charts
 DEMO_STAMP  := $(VENV)/.installed-demo
 STAMP       := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit wheel lock clean browser spin redis proxy mutation
+.PHONY: demo test lint typecheck unit wheel lock clean browser spin redis proxy java mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,9 +20,10 @@ $(DEMO_STAMP): pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 	$(PIP) install --quiet -c $(CONSTRAINTS) -e '.[$(DEMO_EXTRAS)]'
 	touch $(DEMO_STAMP)
 
-# Every extra and the development tools; the demo's needs are a part of them.
+# Every extra (spark too, which `all` leaves out) and the development tools; the demo's needs
+# are a part of them.
 $(STAMP): pyproject.toml $(CONSTRAINTS) | $(BIN)/python
-	$(PIP) install --quiet -c $(CONSTRAINTS) -e '.[all,dev]'
+	$(PIP) install --quiet -c $(CONSTRAINTS) -e '.[all,dev,spark]'
 	touch $(STAMP) $(DEMO_STAMP)
 
 demo: $(DEMO_STAMP)
@@ -87,7 +88,14 @@ proxy:
 	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tinyproxy >/dev/null) \
 	  || echo "tinyproxy not installed: the proxy tests will be skipped"; }
 
-test: $(STAMP) lint typecheck wheel browser spin redis proxy
+# The Spark engine's tests (tests/unit/spark) run Spark in this machine's JVM: Debian's
+# OpenJDK 17; install it when we can (root + apt).
+java:
+	@command -v java >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null) \
+	  || echo "java not installed: the Spark tests will be skipped"; }
+
+test: $(STAMP) lint typecheck wheel browser spin redis proxy java
 	$(BIN)/pytest -q
 
 # Mutation testing of the modules whose mistakes cost most ([tool.mutmut] in pyproject.toml

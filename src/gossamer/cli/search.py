@@ -35,6 +35,7 @@ from gossamer.search.ranking import RANKINGS, RankingWeights
 
 if TYPE_CHECKING:
     from gossamer.index import IndexReport
+    from gossamer.rank import RankReport
 
 # The indexer (pypdf, selectolax, the process pool) and the ranker (scipy) are imported by
 # their own commands only: a search starts without them. The search engine (tantivy) too, as
@@ -94,7 +95,15 @@ def add_parsers(sub: Any) -> None:
     )
     p = sub.add_parser("rank", help="compute PageRank per URL and per host")
     p.set_defaults(run=run_rank)
-    p.add_argument("dir", type=path, metavar="DIR", help="crawl folder")
+    p.add_argument(
+        "dirs",
+        nargs="+",
+        type=path,
+        metavar="DIR",
+        help="crawl folder; with --engine spark, several (the workers' folders of a shared"
+        " crawl, ranked as one graph without a merge; the ranks go to --out)",
+    )
+    _engine_flags(p)
     p.add_argument(
         "--damping",
         type=fraction,
@@ -163,6 +172,45 @@ def add_parsers(sub: Any) -> None:
     _ranking_flags(p)
 
 
+def _engine_flags(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("engine")
+    group.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="local: this machine; spark: an Apache Spark job (the spark extra and Java 17)",
+    )
+    group.add_argument(
+        "--master",
+        default="local[*]",
+        help="with --engine spark, the Spark master: local[*] (this machine's cores),"
+        " spark://HOST:7077, yarn, k8s://... (the crawl folders must be at the same path on"
+        " every node: a shared file system)",
+    )
+    group.add_argument(
+        "--out",
+        type=path,
+        metavar="DIR",
+        help="with several folders, the folder the results go to (default: the one DIR)",
+    )
+
+
+def _spark_target(args: argparse.Namespace, command: str) -> Path:
+    """The folder the results of ``command`` go to, the engine flags checked."""
+    if args.engine == "local":
+        if len(args.dirs) > 1:
+            raise ConfigError(
+                f"gossamer {command} reads one folder with --engine local: merge the workers'"
+                " folders first ('gossamer merge OUT DIR...') or use --engine spark"
+            )
+        if args.out is not None:
+            raise ConfigError(f"gossamer {command} --out needs --engine spark")
+        return Path(args.dirs[0])
+    if args.out is None and len(args.dirs) > 1:
+        raise ConfigError(f"gossamer {command} with several folders needs --out DIR")
+    return Path(args.out if args.out is not None else args.dirs[0])
+
+
 MIN_TOKEN = 16
 WEATHER_API = "https://api.open-meteo.com"  # web/weather.py's DEFAULT_API (a test keeps them equal)
 
@@ -229,16 +277,35 @@ def run_index(args: argparse.Namespace) -> int:
 
 def run_rank(args: argparse.Namespace) -> int:
     extras.require("gossamer rank", "rank")
-    from gossamer.rank import rank_crawl  # noqa: PLC0415
+    out = _spark_target(args, "rank")
+    if args.engine == "spark":
+        print(_rank_on_spark(args, out).summary())
+    else:
+        from gossamer.rank import rank_crawl  # noqa: PLC0415
 
-    print(rank_crawl(args.dir, damping=args.damping, tolerance=args.tolerance).summary())
+        print(rank_crawl(out, damping=args.damping, tolerance=args.tolerance).summary())
     # For the index, when the crawl has one. Without the search extra there is no index to
     # open here; the next 'gossamer index' gives it the ranks.
     if extras.installed("search"):
         from gossamer.search.docranks import save_doc_ranks  # noqa: PLC0415
 
-        save_doc_ranks(args.dir)
+        save_doc_ranks(out)
     return 0
+
+
+def _rank_on_spark(args: argparse.Namespace, out: Path) -> RankReport:
+    from gossamer.spark.session import require_spark, spark_session  # noqa: PLC0415
+
+    require_spark("gossamer rank --engine spark")
+    from gossamer.spark.ranker import rank_on_spark  # noqa: PLC0415
+
+    spark = spark_session(args.master)
+    try:
+        return rank_on_spark(
+            spark, args.dirs, out=out, damping=args.damping, tolerance=args.tolerance
+        )
+    finally:
+        spark.stop()
 
 
 def _query(words: list[str]) -> str:

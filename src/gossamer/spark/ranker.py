@@ -1,0 +1,173 @@
+"""Spark engine, driver of ``gossamer rank DIR... --engine spark``: PageRank per URL and per
+host computed by Spark, saved as the local engine saves it.
+
+Data flow: crawl folders -> spark.linkgraph -> spark.pagerank (URLs, then hosts) -> the
+driver -> ``rank.export.write_ranks`` -> ``OUT/rank`` (the five files of docs/DATA.md). The
+ranks are gathered on the driver and written by the local engine's writer, so a search,
+``doc_ranks`` and any Parquet reader see the same files whichever engine computed them;
+``summary.json`` adds the engine, the master and the folders. With several folders (the
+workers of a shared crawl) the ranks go to OUT, the folder the search will read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gossamer.rank.defaults import DAMPING, TOLERANCE
+from gossamer.rank.export import RANK_DIR, write_ranks
+from gossamer.rank.graph import HostGraph, UrlGraph
+from gossamer.rank.pagerank import PageRankResult
+from gossamer.rank.ranker import LevelReport, RankReport, _only_run
+from gossamer.spark.linkgraph import read_link_graph
+from gossamer.spark.pagerank import SparkPageRank, spark_pagerank
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["rank_on_spark"]
+
+
+def _column(frame: Any, name: str) -> npt.NDArray[np.int64]:
+    return np.asarray(frame.column(name).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _sorted_table(frame: DataFrame) -> Any:
+    """A DataFrame gathered on the driver as a pyarrow table, in ``id`` order."""
+    return frame.orderBy("id").toArrow()
+
+
+def _result(run: SparkPageRank, scores: npt.NDArray[np.float64]) -> PageRankResult:
+    return PageRankResult(
+        scores=scores,
+        iterations=run.iterations,
+        residual=run.residual,
+        converged=run.converged,
+        damping=run.damping,
+        tolerance=run.tolerance,
+    )
+
+
+def _summary_level(report: LevelReport) -> dict[str, Any]:
+    return {
+        "nodes": report.nodes,
+        "edges": report.edges,
+        "iterations": report.iterations,
+        "residual": report.residual,
+        "converged": report.converged,
+        "seconds": round(report.seconds, 4),
+    }
+
+
+def _top(
+    names: list[str], scores: npt.NDArray[np.float64], count: int
+) -> tuple[tuple[str, float], ...]:
+    order = scores.argsort()[::-1][:count]
+    return tuple((names[i], float(scores[i]) * len(names)) for i in order)
+
+
+def rank_on_spark(
+    spark: SparkSession,
+    folders: Sequence[Path],
+    *,
+    out: Path | None = None,
+    damping: float = DAMPING,
+    tolerance: float = TOLERANCE,
+    top: int = 5,
+) -> RankReport:
+    """Compute URL and host PageRank of ``folders`` on ``spark`` and save them in
+    ``OUT/rank`` (``out`` defaults to the one folder; several folders need it)."""
+    if out is None:
+        if len(folders) != 1:
+            raise ValueError("several crawl folders need an output folder")
+        out = folders[0]
+    target = out / RANK_DIR
+    with _only_run(out, target):
+        return _rank(spark, folders, target, damping=damping, tolerance=tolerance, top=top)
+
+
+def _rank(
+    spark: SparkSession,
+    folders: Sequence[Path],
+    target: Path,
+    *,
+    damping: float,
+    tolerance: float,
+    top: int,
+) -> RankReport:
+    started = time.perf_counter()
+    graph = read_link_graph(spark, folders)
+    url_run = spark_pagerank(graph.nodes, graph.edges, damping=damping, tolerance=tolerance)
+    url_rows = _sorted_table(graph.nodes.join(url_run.ranks, "id"))
+    url_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    host_run = spark_pagerank(graph.hosts, graph.host_edges, damping=damping, tolerance=tolerance)
+    host_rows = _sorted_table(graph.hosts.join(host_run.ranks, "id"))
+    host_seconds = time.perf_counter() - started
+    edges = graph.edges.toArrow()
+    host_edges = graph.host_edges.toArrow()
+
+    ids = _column(url_rows, "id")
+    urls: list[str] = url_rows.column("url").to_pylist()
+    host_ids = _column(host_rows, "id")
+    hosts: list[str] = host_rows.column("host").to_pylist()
+    host_number = {name: i for i, name in enumerate(hosts)}
+    url_graph = UrlGraph(
+        ids=ids,
+        urls=urls,
+        src=np.searchsorted(ids, _column(edges, "src")).astype(np.int64),
+        dst=np.searchsorted(ids, _column(edges, "dst")).astype(np.int64),
+    )
+    host_graph = HostGraph(
+        hosts=hosts,
+        host_of=np.array(
+            [host_number[h] for h in url_rows.column("host").to_pylist()], dtype=np.int64
+        ),
+        src=np.searchsorted(host_ids, _column(host_edges, "src")).astype(np.int64),
+        dst=np.searchsorted(host_ids, _column(host_edges, "dst")).astype(np.int64),
+        links=_column(host_edges, "links"),
+    )
+    url_scores = np.asarray(url_rows.column("pagerank").to_numpy(), dtype=np.float64)
+    host_scores = np.asarray(host_rows.column("pagerank").to_numpy(), dtype=np.float64)
+    url_level = LevelReport(
+        nodes=url_run.nodes,
+        edges=url_run.edges,
+        iterations=url_run.iterations,
+        residual=url_run.residual,
+        converged=url_run.converged,
+        seconds=url_seconds,
+        top=_top(urls, url_scores, top),
+    )
+    host_level = LevelReport(
+        nodes=host_run.nodes,
+        edges=host_run.edges,
+        iterations=host_run.iterations,
+        residual=host_run.residual,
+        converged=host_run.converged,
+        seconds=host_seconds,
+        top=_top(hosts, host_scores, top),
+    )
+    summary = {
+        "damping": damping,
+        "tolerance": tolerance,
+        "norm": "L1",
+        "engine": "spark",
+        "master": spark.sparkContext.master,
+        "folders": [str(folder) for folder in folders],
+        "url": _summary_level(url_level),
+        "host": _summary_level(host_level),
+    }
+    write_ranks(
+        target,
+        graph=url_graph,
+        url_result=_result(url_run, url_scores),
+        hosts=host_graph,
+        host_result=_result(host_run, host_scores),
+        summary=summary,
+    )
+    return RankReport(url_level, host_level, damping, tolerance, target)

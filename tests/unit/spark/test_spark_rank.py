@@ -1,0 +1,74 @@
+"""``gossamer rank --engine spark``: the ranks of Spark's DataFrame iterations are scipy's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from gossamer.rank import load_ranks, rank_crawl
+from gossamer.spark.ranker import rank_on_spark
+
+from ..rank.test_rank_crawl import crawl as tiny_crawl
+from .webgraph import web_crawls
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def _l1(spark_ranks: dict[str, float], local_ranks: dict[str, float]) -> float:
+    assert spark_ranks.keys() == local_ranks.keys()
+    names = sorted(local_ranks)
+    a = np.array([spark_ranks[n] for n in names])
+    b = np.array([local_ranks[n] for n in names])
+    return float(np.abs(a / a.sum() - b / b.sum()).sum())
+
+
+def test_the_workers_folders_rank_as_scipy_ranks_their_merged_crawl(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    whole, workers = web_crawls(tmp_path)
+    local = rank_crawl(whole)
+    report = rank_on_spark(spark, workers, out=tmp_path / "out")
+    assert report.urls.converged and report.hosts.converged
+    assert (report.urls.nodes, report.urls.edges) == (local.urls.nodes, local.urls.edges)
+    assert (report.hosts.nodes, report.hosts.edges) == (local.hosts.nodes, local.hosts.edges)
+    by_spark, by_scipy = load_ranks(tmp_path / "out"), load_ranks(whole)
+    assert by_spark is not None and by_scipy is not None
+    assert _l1(by_spark.url_rank, by_scipy.url_rank) < 1e-6
+    assert _l1(by_spark.host_rank, by_scipy.host_rank) < 1e-6
+    host_edges = {
+        (row["src"], row["dst"], row["links"])
+        for row in pq.read_table(tmp_path / "out" / "rank" / "host_edges.parquet").to_pylist()
+    }
+    assert host_edges == {
+        (row["src"], row["dst"], row["links"])
+        for row in pq.read_table(whole / "rank" / "host_edges.parquet").to_pylist()
+    }
+    summary = json.loads((tmp_path / "out" / "rank" / "summary.json").read_text())
+    assert summary["engine"] == "spark" and len(summary["folders"]) == 2
+
+
+def test_one_folder_keeps_the_crawl_db_ids_and_the_local_files(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    folder = tiny_crawl(tmp_path / "spark")
+    local = tiny_crawl(tmp_path / "local")
+    rank_crawl(local)
+    rank_on_spark(spark, [folder])
+    for name in ("url_ranks", "url_edges", "host_ranks", "host_edges"):
+        ours = pq.read_table(folder / "rank" / f"{name}.parquet")
+        theirs = pq.read_table(local / "rank" / f"{name}.parquet")
+        assert ours.schema == theirs.schema, name
+        keys = [c for c in ours.column_names if c != "pagerank"]
+        assert sorted(ours.select(keys).to_pylist(), key=str) == sorted(
+            theirs.select(keys).to_pylist(), key=str
+        ), name
+        if "pagerank" in ours.column_names:
+            assert sorted(ours.column("pagerank").to_pylist()) == pytest.approx(
+                sorted(theirs.column("pagerank").to_pylist()), abs=1e-9
+            )
