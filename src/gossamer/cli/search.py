@@ -93,6 +93,7 @@ def add_parsers(sub: Any) -> None:
         help="split a new index into N shards by URL, searched as one (later runs keep the"
         " index's shards; another number is refused)",
     )
+    _engine_flags(p, several=False)
     p = sub.add_parser("rank", help="compute PageRank per URL and per host")
     p.set_defaults(run=run_rank)
     p.add_argument(
@@ -103,7 +104,7 @@ def add_parsers(sub: Any) -> None:
         help="crawl folder; with --engine spark, several (the workers' folders of a shared"
         " crawl, ranked as one graph without a merge; the ranks go to --out)",
     )
-    _engine_flags(p)
+    _engine_flags(p, several=True)
     p.add_argument(
         "--damping",
         type=fraction,
@@ -172,7 +173,7 @@ def add_parsers(sub: Any) -> None:
     _ranking_flags(p)
 
 
-def _engine_flags(p: argparse.ArgumentParser) -> None:
+def _engine_flags(p: argparse.ArgumentParser, *, several: bool) -> None:
     group = p.add_argument_group("engine")
     group.add_argument(
         "--engine",
@@ -187,6 +188,8 @@ def _engine_flags(p: argparse.ArgumentParser) -> None:
         " spark://HOST:7077, yarn, k8s://... (the crawl folders must be at the same path on"
         " every node: a shared file system)",
     )
+    if not several:
+        return
     group.add_argument(
         "--out",
         type=path,
@@ -267,12 +270,30 @@ def run_index(args: argparse.Namespace) -> int:
         require_semantic("gossamer index --embeddings")
     from gossamer.search.docranks import save_doc_ranks  # noqa: PLC0415
 
-    report = _index(args.dir, args.workers, args.embeddings, getattr(args, "shards", None))
+    if args.engine == "spark":
+        report = _index_on_spark(args)
+    else:
+        report = _index(args.dir, args.workers, args.embeddings, getattr(args, "shards", None))
     save_doc_ranks(args.dir)  # with the ranks, when the crawl has them
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(report.summary())
     return 0
+
+
+def _index_on_spark(args: argparse.Namespace) -> IndexReport:
+    from gossamer.spark.session import require_spark, spark_session  # noqa: PLC0415
+
+    require_spark("gossamer index --engine spark")
+    from gossamer.spark.indexer import index_on_spark  # noqa: PLC0415
+
+    spark = spark_session(args.master)
+    try:
+        return index_on_spark(
+            spark, args.dir, shards=args.shards, progress=_progress, embeddings=args.embeddings
+        )
+    finally:
+        spark.stop()
 
 
 def run_rank(args: argparse.Namespace) -> int:

@@ -8,10 +8,11 @@ a crawl shared through Redis (one per worker) are read together without a ``merg
 URL is one node whichever folders list it, a link one edge whichever folders hold it.
 
 Node ids: with one folder, ``urls.id`` of its crawl.db, so the Parquet files join back to
-it as the local engine's do; with several, the URL's place in URL order (from 1), as no
-one crawl.db numbers them all. Hosts are numbered in name order. The host graph has one
-edge per ordered pair of different hosts with a link between them, ``links`` counting the
-URL links behind it, as ``rank.graph.host_graph`` does.
+it as the local engine's do; with several, as no one crawl.db numbers them all, unique
+numbers drawn by Spark, which the driver replaces by the URL's place in URL order (from 1)
+when it saves the ranks. Hosts get numbers drawn by Spark too (the files name hosts). The
+host graph has one edge per ordered pair of different hosts with a link between them,
+``links`` counting the URL links behind it, as ``rank.graph.host_graph`` does.
 """
 
 from __future__ import annotations
@@ -52,14 +53,6 @@ def _folder_rows(folder: str) -> Iterator[tuple[str, str, str | None, int | None
         yield ("edge", urls[src], urls[dst], None)
 
 
-def _numbered(frame: DataFrame, key: str) -> DataFrame:
-    """``frame`` with ``id``: 1, 2, ... in ``key`` order (zipWithIndex: no single partition)."""
-    ordered = frame.orderBy(key)
-    schema = f"{', '.join(f'{c} string' for c in ordered.columns)}, id long"
-    numbered = ordered.rdd.zipWithIndex().map(lambda pair: (*pair[0], pair[1] + 1))
-    return ordered.sparkSession.createDataFrame(numbered, schema)
-
-
 def read_link_graph(spark: SparkSession, folders: Sequence[Path]) -> SparkLinkGraph:
     """The link graph of ``folders`` (each with a crawl.db), read by Spark tasks."""
     from pyspark.sql import functions as F  # noqa: PLC0415, N812 - Spark's own convention
@@ -75,10 +68,13 @@ def read_link_graph(spark: SparkSession, folders: Sequence[Path]) -> SparkLinkGr
     if len(folders) == 1:
         nodes = listed.select(F.col("id"), F.col("a").alias("url"), F.col("b").alias("host"))
     else:
-        nodes = _numbered(
-            listed.groupBy(F.col("a").alias("url")).agg(F.first("b").alias("host")), "url"
+        # Unique, not dense: the driver numbers the URLs in URL order when it saves them.
+        nodes = (
+            listed.groupBy(F.col("a").alias("url"))
+            .agg(F.first("b").alias("host"))
+            .withColumn("id", F.monotonically_increasing_id())
         )
-    nodes = nodes.localCheckpoint()
+    nodes = nodes.localCheckpoint()  # the ids are drawn once
     ids = nodes.select("id", "url")
     edges = (
         rows.filter("kind = 'edge'")
@@ -89,7 +85,9 @@ def read_link_graph(spark: SparkSession, folders: Sequence[Path]) -> SparkLinkGr
         .select("src", "dst")
         .localCheckpoint()
     )
-    hosts = _numbered(nodes.select("host").distinct(), "host").localCheckpoint()
+    hosts = (
+        nodes.select("host").distinct().withColumn("id", F.monotonically_increasing_id())
+    ).localCheckpoint()
     host_of = nodes.join(hosts.withColumnRenamed("id", "hid"), "host").select("id", "hid")
     host_edges = (
         edges.join(host_of.withColumnsRenamed({"id": "src", "hid": "hsrc"}), "src")

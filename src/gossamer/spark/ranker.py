@@ -71,6 +71,26 @@ def _top(
     return tuple((names[i], float(scores[i]) * len(names)) for i in order)
 
 
+def _renumbered(url_rows: Any, edges: Any) -> tuple[Any, Any, npt.NDArray[np.int64]]:
+    """The URL table in URL order with ids 1..n, and the edges in those ids."""
+    import pyarrow as pa  # noqa: PLC0415 - the rank extra, as rank/export.py
+
+    order = np.argsort(np.array(url_rows.column("url").to_pylist(), dtype=object), kind="stable")
+    by_url = url_rows.take(pa.array(order))
+    drawn = _column(by_url, "id")
+    ids = np.arange(1, len(drawn) + 1, dtype=np.int64)
+    sorter = np.argsort(drawn)
+    renumber = ids[sorter]  # renumber[i]: the new id of the i-th smallest drawn id
+    drawn_sorted = drawn[sorter]
+
+    def new_ids(column: str) -> Any:
+        return pa.array(renumber[np.searchsorted(drawn_sorted, _column(edges, column))])
+
+    by_url = by_url.set_column(by_url.schema.get_field_index("id"), "id", pa.array(ids))
+    edges = pa.table({"src": new_ids("src"), "dst": new_ids("dst")})
+    return by_url, edges, ids
+
+
 def rank_on_spark(
     spark: SparkSession,
     folders: Sequence[Path],
@@ -114,6 +134,9 @@ def _rank(
 
     ids = _column(url_rows, "id")
     urls: list[str] = url_rows.column("url").to_pylist()
+    if len(folders) > 1:  # Spark's numbers, unique but not dense: 1, 2, ... in URL order
+        url_rows, edges, ids = _renumbered(url_rows, edges)
+        urls = url_rows.column("url").to_pylist()
     host_ids = _column(host_rows, "id")
     hosts: list[str] = host_rows.column("host").to_pylist()
     host_number = {name: i for i, name in enumerate(hosts)}
