@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gossamer import extras
 from gossamer.cli import main
 
 from ..index.fake_crawl import FakePage, html, make_crawl
@@ -51,3 +52,14 @@ def test_several_folders_on_spark_need_an_output_folder(
 ) -> None:
     assert main(["rank", str(_folder(tmp_path)), str(tmp_path), "--engine", "spark"]) == 2
     assert "needs --out DIR" in capsys.readouterr().err
+
+
+def test_the_spark_extra_is_pyprojects_and_outside_all() -> None:
+    import tomllib  # noqa: PLC0415
+
+    root = Path(__file__).parents[3]
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    optional = project["optional-dependencies"]
+    assert [spec.split(">")[0] for spec in optional["spark"]] == list(extras.APART["spark"])
+    assert "spark" not in optional["all"][0]
+    assert "'.[all,dev,spark]'" in (root / "Makefile").read_text(encoding="utf-8")
