@@ -243,10 +243,11 @@ class SearchEngine:
         phrases = self._phrases(parsed)
         if not compiled.empty:
             matched = "all"
-            hits, count = self._shards.search(compiled.strict, self.weights.candidates, phrases)
+            limit, prior = self.weights.candidates, self._prior
+            hits, count = self._shards.search(compiled.strict, limit, phrases, prior)
             if not hits and compiled.loose is not None:
                 matched = "any"
-                hits, count = self._shards.search(compiled.loose, self.weights.candidates, phrases)
+                hits, count = self._shards.search(compiled.loose, limit, phrases, prior)
             if not hits:
                 matched = "none"
         base = compiled.strict if matched == "all" else compiled.loose
@@ -255,6 +256,16 @@ class SearchEngine:
         if self.weights.hybrid:
             return self._fused(_Ranked(parsed, hits, ordered, base, matched, count, own), compiled)
         return _Ranked(parsed, hits, ordered, base, matched, count, own)
+
+    def _prior(self, num: int) -> float:
+        """The blend's part that is not text, for document ``num`` (see ``ranking``), in
+        units of the text weight: what a sharded search adds to a hit's share of the best
+        text score to choose the hits it scores exactly."""
+        if not 0 <= num < len(self._pagerank):
+            return 0.0
+        w = self.weights
+        rest = w.pagerank * self._pagerank[num] + w.host_rank * self._host_rank[num]
+        return rest / max(w.text, 1e-9)
 
     def _phrases(self, parsed: ParsedQuery) -> Phrases:
         """What re-scoring a sharded index's phrase matches looks for (``phrases_of``)."""

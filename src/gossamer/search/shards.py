@@ -15,10 +15,15 @@ computed again with the statistics of all shards together: document frequencies 
 size (read once per shard from the explanation of its most common term in each field).
 Sums and boosts are linear, so the new leaves give the new total. A phrase leaf names
 neither its field nor its words; it is recognised among the query's phrases by its IDF sum
-and the field's average length, and left as it is when nothing matches. A shard's hits past
-the first ``rescored`` keep their own score times the median correction of its re-scored
-ones: they rarely reach the first page, and explaining 1,000 hits would cost more than the
-search (BENCHMARKS.md, issue 34, measures the difference this leaves).
+and the field's average length, and left as it is when nothing matches.
+
+Explaining is the cost (milliseconds a hit on pages of real size), so not every hit is
+explained: each shard's first five are, and the median of their corrections estimates the
+shard's other hits; then the best ``rescored`` (40) of all shards are explained too, the
+best by that estimate plus what the ranking adds to it (the engine's PageRank ``prior``:
+on a web with many near-equal text scores the first page comes from deep in the BM25 list).
+A first page comes from them; later hits keep their estimate (BENCHMARKS.md, issue 34,
+measures the difference this leaves and the cost).
 """
 
 from __future__ import annotations
@@ -57,7 +62,8 @@ _FIELD_NAMES = (*TEXT_FIELDS, *RAW_FIELDS, Fields.MIME, Fields.CRAWLED, Fields.N
 _PROBED = (*TEXT_FIELDS, Fields.HOST, Fields.SITE, Fields.LANG, Fields.CONTENT_TYPE)
 _TERM = re.compile(r'Term=Term\(field=(\d+), type=Str, "(.*)"\)$')
 _K1, _B = 1.2, 0.75  # tantivy's BM25 parameters
-_RESCORED = 100  # hits of each shard explained and re-scored
+_PROBED_HITS = 5  # first hits of each shard explained to estimate its correction
+_RESCORED = 40  # best hits over all shards (by estimate) explained and re-scored exactly
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +171,8 @@ class Shards:
     """The searchers of an index's shards, and their hits merged with global statistics.
 
     ``phrases`` given to ``search`` are the token lists the query may hold as phrases (see
-    the module docstring); ``rescored`` bounds how many hits of each shard are explained.
+    the module docstring); ``rescored``: how many of the best hits over all shards are
+    re-scored exactly.
     """
 
     def __init__(
@@ -177,6 +184,7 @@ class Shards:
         self.searchers = list(searchers)
         self._schema = schema
         self._rescored = rescored
+        self._probed = _PROBED_HITS
         self._collection: Collection | None = None
 
     @property
@@ -214,10 +222,15 @@ class Shards:
         ]
 
     def search(
-        self, query: tantivy.Query, limit: int, phrases: Phrases = _NO_PHRASES
+        self,
+        query: tantivy.Query,
+        limit: int,
+        phrases: Phrases = _NO_PHRASES,
+        prior: Callable[[int], float] | None = None,
     ) -> tuple[list[Hit], int]:
         """The best ``limit`` hits over all shards, scored as one index would, and how many
-        documents match."""
+        documents match. ``prior``: what the ranking adds to a page's text score (0..1 of
+        the best), by document number; the hits explained exactly are chosen by both."""
         if not self.sharded:
             result = self.searchers[0].search(query, limit, count=True)
             count = cast(int | None, getattr(result, "count", None))
@@ -225,14 +238,31 @@ class Shards:
             return hits, count if count is not None else len(hits)
         merged: list[Hit] = []
         nums: list[int] = []
+        exact: list[bool] = []
         total = 0
+        scorers = [Rescorer(self.collection, k, phrases) for k in range(len(self.searchers))]
         for k, searcher in enumerate(self.searchers):
             result = searcher.search(query, limit, count=True)
             count = cast(int | None, getattr(result, "count", None))
             total += count if count is not None else len(result.hits)
-            merged += self._rescore(k, query, result.hits, phrases)
+            estimated = self._estimated(scorers[k], query, result.hits)
+            merged += estimated
+            exact += [i < self._probed for i in range(len(estimated))]
             found = searcher.fast_field_values(Fields.NUM, [a for _, a in result.hits])
             nums += [int(n or 0) for n in found]
+        # The best by estimate are re-scored exactly: the first page comes from them.
+        top = max((score for score, _ in merged), default=0.0) or 1.0
+        if prior is None:
+            chosen = [-score for score, _ in merged]
+        else:
+            chosen = [
+                -(score / top + prior(num)) for (score, _), num in zip(merged, nums, strict=True)
+            ]
+        best = sorted(range(len(merged)), key=chosen.__getitem__)[: self._rescored]
+        for i in best:
+            if not exact[i]:
+                shard, address = merged[i][1]
+                merged[i] = (self._exact(scorers[shard], query, address), merged[i][1])
         # Equal scores (copies that are not one group) in the order of the document store,
         # which is the order a single index added them in, and mostly breaks its ties by.
         order = sorted(range(len(merged)), key=lambda i: (-merged[i][0], nums[i]))
@@ -249,7 +279,7 @@ class Shards:
         if not self.sharded:
             return hit[0]
         k, address = hit[1]
-        return self._rescore(k, query, [(hit[0], address)], phrases)[0][0]
+        return self._exact(Rescorer(self.collection, k, phrases), query, address)
 
     # -- re-scoring --------------------------------------------------------------------------
 
@@ -263,27 +293,27 @@ class Shards:
             )
         return self._collection
 
-    def _rescore(
+    def _exact(self, scorer: Rescorer, query: tantivy.Query, address: tantivy.DocAddress) -> float:
+        tree = json.loads(query.explain(self.searchers[scorer.shard], address).to_json())
+        return scorer.value(tree)
+
+    def _estimated(
         self,
-        shard: int,
+        scorer: Rescorer,
         query: tantivy.Query,
         hits: Sequence[tuple[float, tantivy.DocAddress]],
-        phrases: Phrases,
     ) -> list[Hit]:
-        scorer = Rescorer(self.collection, shard, phrases)
-        searcher = self.searchers[shard]
+        """A shard's hits, the first ``_probed`` re-scored exactly and the others
+        times the median of their corrections."""
         out: list[Hit] = []
         ratios = []
-        for i, (score, address) in enumerate(hits):
-            if i < self._rescored:
-                tree = json.loads(query.explain(searcher, address).to_json())
-                new = scorer.value(tree)
-                if score > 0:
-                    ratios.append(new / score)
-                out.append((new, (shard, address)))
-            else:
-                ratio = statistics.median(ratios) if ratios else 1.0
-                out.append((float(score) * ratio, (shard, address)))
+        for score, address in hits[: self._probed]:
+            new = self._exact(scorer, query, address)
+            if score > 0:
+                ratios.append(new / score)
+            out.append((new, (scorer.shard, address)))
+        ratio = statistics.median(ratios) if ratios else 1.0
+        out += [(float(score) * ratio, (scorer.shard, a)) for score, a in hits[self._probed :]]
         return out
 
 
@@ -319,13 +349,13 @@ class Rescorer:
 
     def __init__(self, collection: Collection, shard: int, phrases: Phrases) -> None:
         self._collection = collection
-        self._shard = shard
+        self.shard = shard
         self._phrases = [p for p in phrases.words if len(p) > 1]
         self._boosts = dict(phrases.boosts)
 
     def _freq(self, field: str, term: str) -> tuple[int, int]:
         counts = self._collection.freqs(field, term)
-        return counts[self._shard], sum(counts)
+        return counts[self.shard], sum(counts)
 
     def value(self, node: dict[str, Any], boost: float = 1.0) -> float:
         """The node's value with global statistics; ``boost``: the product of the boosts
@@ -369,7 +399,7 @@ class Rescorer:
             if term is not None:
                 return term[0], _idf(self._freq(*term)[1], docs)
         local_idf = float(parts.get("idf", {}).get("value", 0.0))
-        here = self._collection.shapes[self._shard]
+        here = self._collection.shapes[self.shard]
         for words in self._phrases:
             for field in TEXT_FIELDS:
                 allowed = self._boosts.get(field)
