@@ -11,15 +11,18 @@ spread; what must be decided once for the whole crawl (a page's ``num``, its dup
 group, the anchors it gets) stays in one place, so a Spark-built index holds the same
 documents as a local one.
 
-The pending pages go to the tasks in chunks of ``CHUNK`` (one task each); the results come
-back one task at a time (``toLocalIterator``), so the driver holds one chunk's pages while
-it writes, not the whole crawl's. On a cluster the executors open the WARC files by the
-folder's path: it must be on a file system every node mounts at the same path.
+The pending pages go to the tasks in chunks of ``CHUNK`` (one task each), all run at once
+(as many at a time as the cluster has cores); their results stay with the executors (memory,
+then their disks) and come to the driver one task at a time (``toLocalIterator``), so the
+driver holds one chunk's pages while it writes, not the whole crawl's. (``toLocalIterator``
+alone would run the tasks one or two at a time, as the driver asks for them.) On a cluster
+the executors open the WARC files by the folder's path: it must be on a file system every
+node mounts at the same path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,15 +57,19 @@ def spark_extractor(
     """``build_index``'s ``extracted``: the pending pages read by Spark tasks."""
     folder = str(crawl_dir.resolve())
 
-    def extracted(pending: Sequence[PendingPage]) -> Iterable[list[ExtractedPage]]:
+    def extracted(pending: Sequence[PendingPage]) -> Iterator[list[ExtractedPage]]:
         chunks = [list(pending[i : i + CHUNK]) for i in range(0, len(pending), CHUNK)]
         if not chunks:
-            return iter(())
+            return
+        from pyspark import StorageLevel  # noqa: PLC0415 - the spark extra
+
         tasks = spark.sparkContext.parallelize(chunks, len(chunks))
-        batches: Iterator[list[ExtractedPage]] = tasks.map(
-            _reader(folder, max_decoded)
-        ).toLocalIterator(prefetchPartitions=True)
-        return batches
+        results = tasks.map(_reader(folder, max_decoded)).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            results.count()  # every task at once, as many as the cluster has cores
+            yield from results.toLocalIterator()  # then fetched one task's pages at a time
+        finally:
+            results.unpersist()
 
     return extracted
 
