@@ -10,6 +10,13 @@ the report says
   ``benchmarks/queries/``), MRR@10 and nDCG@10 of both, judged as ``search_quality`` does;
 * the time of ``index`` and of a query (the ranking alone: ``ranked_urls``) for both.
 
+tantivy's BM25 counts deleted documents (N, document frequencies, field lengths) until a
+merge drops them, and ``gossamer index`` deletes many: ``relink`` rewrites every page
+indexed before the links to it. Which merges happen differs between one index and N
+shards, so their statistics can differ by deleted documents that are not sharding's doing.
+``--compact`` measures that too: both indexes copied and written again from their live
+documents alone (``compact``), then compared the same way.
+
 Queries: a judged corpus's own; for any other crawl (the 20k-page generator web), 300
 queries of one to three words drawn (seeded) from the titles of its
 indexed pages, so most match something.
@@ -32,10 +39,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import tantivy
 from quality_corpora import CORPORA
 from search_quality import CUTOFF, judge
 
 from gossamer.index import build_index
+from gossamer.index.anchors import ANCHORS_FILE, AnchorStore
+from gossamer.index.document import rewritten
+from gossamer.index.schema import ANALYZER, Fields, build_schema, make_analyzer
+from gossamer.index.shards import read_layout, shard_path
 from gossamer.rank import rank_crawl
 from gossamer.search import SearchEngine
 from gossamer.search.docranks import save_doc_ranks
@@ -110,6 +122,37 @@ def compare(single: SearchEngine, sharded: SearchEngine, queries: list[str]) -> 
     return Compared(len(queries), same_order, same_set, spent[0] / n * 1e3, spent[1] / n * 1e3)
 
 
+def compact(folder: Path) -> None:
+    """Write every tantivy index of ``folder`` (the single one, or each shard) again from its
+    live documents alone, so that BM25's statistics count no deleted document."""
+    index_dir = folder / "index"
+    shards = read_layout(folder)
+    paths = (
+        [index_dir / "tantivy"]
+        if shards is None
+        else [shard_path(folder, k) / "tantivy" for k in range(shards)]
+    )
+    with AnchorStore(index_dir / ANCHORS_FILE) as anchors:
+        for path in paths:
+            old = tantivy.Index.open(str(path))
+            searcher = old.searcher()
+            hits = searcher.search(tantivy.Query.all_query(), max(searcher.num_docs, 1)).hits
+            docs = [searcher.doc(address) for _, address in hits]
+            fresh = path.with_name("tantivy-compact")
+            shutil.rmtree(fresh, ignore_errors=True)
+            fresh.mkdir()
+            index = tantivy.Index(build_schema(), path=str(fresh))
+            index.register_tokenizer(ANALYZER, make_analyzer())
+            writer = index.writer()
+            for doc in docs:
+                url, host = str(doc.get_first(Fields.URL)), str(doc.get_first(Fields.HOST) or "")
+                writer.add_document(rewritten(doc, anchors.values_for(url, host)))
+            writer.commit()
+            writer.wait_merging_threads()
+            shutil.rmtree(path)
+            fresh.rename(path)
+
+
 def run(name: str, source: Path, out: Path, shards: int, reuse: bool) -> None:
     print(f"{name} ({source}):", flush=True)
     single, split = out / name / "single", out / name / f"shards-{shards}"
@@ -118,7 +161,11 @@ def run(name: str, source: Path, out: Path, shards: int, reuse: bool) -> None:
         single_s = indexed(copy_crawl(source, single), None)
     if not (reuse and (split / "index" / "docs.db").is_file()):
         split_s = indexed(copy_crawl(source, split), shards)
-    corpus = CORPORA.get(name)
+    report(name, single, split, single_s, split_s)
+
+
+def report(name: str, single: Path, split: Path, single_s: float, split_s: float) -> None:
+    corpus = CORPORA.get(name.removesuffix("-compact"))
     judged = corpus.judgments() if corpus is not None else {}
     queries = list(judged) or sampled_queries(single, SAMPLED)
     with SearchEngine(single) as one, SearchEngine(split) as many:
@@ -151,18 +198,34 @@ def main() -> None:
     parser.add_argument(
         "--reuse", action="store_true", help="search the indexes an earlier run left in --out"
     )
+    parser.add_argument(
+        "--compact",
+        action="store_true",
+        help="also compare both written again without deleted documents (see the docstring)",
+    )
     args = parser.parse_args()
     print(
         "| crawl | queries | same top 10, in order | same top 10 URLs | index single / sharded"
         " | a query, single / sharded |"
     )
     print("|---|---|---|---|---|---|")
-    for crawl in args.crawl:
-        run(crawl.name, crawl, args.out, args.shards, args.reuse)
+    sources = [(crawl.name, crawl) for crawl in args.crawl]
     if args.quality is not None:
-        for name in CORPORA:
-            if (args.quality / name / "crawl.db").is_file():
-                run(name, args.quality / name, args.out, args.shards, args.reuse)
+        sources += [
+            (n, args.quality / n) for n in CORPORA if (args.quality / n / "crawl.db").is_file()
+        ]
+    for name, source in sources:
+        run(name, source, args.out, args.shards, args.reuse)
+    if args.compact:
+        for name, _ in sources:
+            copies = []
+            for kind in ("single", f"shards-{args.shards}"):
+                target = args.out / f"{name}-compact" / kind
+                shutil.rmtree(target, ignore_errors=True)
+                shutil.copytree(args.out / name / kind, target, symlinks=True)
+                compact(target)
+                copies.append(target)
+            report(f"{name}-compact", copies[0], copies[1], float("nan"), float("nan"))
 
 
 if __name__ == "__main__":
