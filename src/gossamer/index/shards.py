@@ -22,14 +22,12 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tantivy
 
 from gossamer.index.access import readonly_index_path
-from gossamer.index.anchors import AnchorStore
-from gossamer.index.document import PageFacts, page_document, rewritten
 from gossamer.index.errors import IndexingError
-from gossamer.index.extract import PageText
 from gossamer.index.schema import (
     ANALYZER,
     INDEX_DIR,
@@ -42,6 +40,12 @@ from gossamer.index.schema import (
     make_analyzer,
 )
 from gossamer.urls.canonical import url_id
+
+if TYPE_CHECKING:
+    # The writing side's: a search opens shards without the HTML and PDF readers.
+    from gossamer.index.anchors import AnchorStore
+    from gossamer.index.document import PageFacts
+    from gossamer.index.extract import PageText
 
 __all__ = [
     "LAYOUT_FILE",
@@ -188,6 +192,8 @@ class ShardWriters:
 
 def relink_shards(handles: list[IndexHandle], writers: ShardWriters, anchors: AnchorStore) -> int:
     """``relink`` over a sharded index: each target is looked for in its own shard."""
+    from gossamer.index.document import rewritten  # noqa: PLC0415 - see the imports
+
     targets = anchors.dirty()
     if not targets:
         return 0
@@ -233,6 +239,8 @@ def build_shard(folder: Path, documents: Iterable[ShardDocument]) -> int:
     """Write ``documents`` into the shard in ``folder`` (made if missing); how many.
 
     A document already there (same ``url_id``) is replaced."""
+    from gossamer.index.document import page_document  # noqa: PLC0415 - see the imports
+
     handle = open_shard(folder, create=True)
     writer = handle.index.writer(heap_size=_WRITER_HEAP)
     written = 0
