@@ -47,9 +47,17 @@ from gossamer.search.shards import (
     terms_in,
 )
 
-__all__ = ["RemoteEngine", "answer_docs", "answer_freqs", "answer_search", "shard_base"]
+__all__ = [
+    "RemoteEngine",
+    "answer_docs",
+    "answer_explain",
+    "answer_freqs",
+    "answer_search",
+    "shard_base",
+]
 
-_RESCORED = 100  # hits of each shard sent with their explanation
+_PROBED = 5  # hits of each shard sent with their explanation (``shards``: the estimate)
+_RESCORED = 40  # best hits of all shards by estimate explained in a second round
 _SNIPPET_CHARS = 240
 _MUST = tantivy.Occur.Must
 
@@ -102,13 +110,28 @@ def answer_search(engine: SearchEngine, shard: int, body: dict[str, Any]) -> dic
                 titles[(a.segment_ord, a.doc)] = titles.get((a.segment_ord, a.doc), 0) + 1
     rows = []
     for i, (score, a) in enumerate(hits):
-        tree = json.loads(query.explain(searcher, a).to_json()) if i < _RESCORED else None
+        probed = int(body.get("probed", _PROBED))
+        tree = json.loads(query.explain(searcher, a).to_json()) if i < probed else None
         key = (a.segment_ord, a.doc)
         rows.append([float(score), key[0], key[1], int(nums[i] or 0), int(groups[i] or 0),
                      titles.get(key, 0), tree])  # fmt: skip
     answer["count"] = getattr(result, "count", None) or len(hits)
     answer["hits"] = rows
     return answer
+
+
+def answer_explain(engine: SearchEngine, shard: int, body: dict[str, Any]) -> dict[str, Any]:
+    """The explanations of the hits at ``body["addresses"]`` for the query of ``body``."""
+    compiled, _ = _compiled(engine, body)
+    searcher = _searcher(engine, shard)
+    query = compiled.loose if body.get("loose") else compiled.strict
+    if query is None:
+        raise SearchError("this query has no loose form")
+    trees = [
+        json.loads(query.explain(searcher, tantivy.DocAddress(int(seg), int(doc))).to_json())
+        for seg, doc in body["addresses"]
+    ]
+    return {"trees": trees}
 
 
 def answer_freqs(engine: SearchEngine, shard: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -218,13 +241,19 @@ class RemoteEngine(SearchEngine):
         urls: Sequence[str],
         weights: RankingWeights | None = None,
         timeout: float = 30.0,
+        *,
+        probed: int = _PROBED,
+        rescored: int = _RESCORED,
     ) -> None:
+        """``probed``: hits of each shard explained at once; ``rescored``: best hits of all
+        shards explained next (see ``shards`` for both)."""
         if not urls:
             raise SearchError("give at least one shard server")
         super().__init__(crawl_dir, weights, front_only=True)
         self._remotes = [_Remote(url, timeout) for url in urls]
         self._pool = ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="scatter")
         self._documents = 0
+        self._probed, self._rescored = probed, rescored
 
     @property
     def documents(self) -> int:
@@ -248,33 +277,88 @@ class RemoteEngine(SearchEngine):
         return {"q": text, "language": language or "", "weights": asdict(self.weights),
                 "loose": loose, "limit": self.weights.candidates}  # fmt: skip
 
+    def _frequencies(
+        self, trees: list[dict[str, Any]], phrases: Phrases, table: dict[tuple[str, str], list[int]]
+    ) -> None:
+        """Add to ``table`` every shard's frequency of the terms ``trees`` name."""
+        pairs: set[tuple[str, str]] = set()
+        for tree in trees:
+            pairs |= terms_in(tree, phrases)
+        missing = sorted(pairs - table.keys())
+        if missing:
+            answers = self._all("freqs", [{"pairs": missing}] * len(self._remotes))
+            for i, pair in enumerate(missing):
+                table[pair] = [int(a["freqs"][i]) for a in answers]
+
     def _gather(
         self, text: str, language: str | None, loose: bool, phrases: Phrases
     ) -> tuple[list[_Gathered], int]:
-        answers = self._all("search", [self._request(text, language, loose)] * len(self._remotes))
+        """Round 1: each shard's hits, its first ``probed`` explained, re-scored with the
+        collection's statistics and estimating the others; round 2: the best ``rescored``
+        by estimate plus the PageRank prior explained and re-scored (as ``Shards.search``)."""
+        request = self._request(text, language, loose)
+        request["probed"] = self._probed
+        answers = self._all("search", [request] * len(self._remotes))
         shapes = [ShardShape(a["shape"]["docs"], a["shape"]["avgdl"]) for a in answers]
         self._documents = int(sum(shape.docs for shape in shapes))
-        pairs: set[tuple[str, str]] = set()
-        for answer in answers:
-            for row in answer["hits"]:
-                if row[6] is not None:
-                    pairs |= terms_in(row[6], phrases)
-        ordered_pairs = sorted(pairs)
-        freqs = self._all("freqs", [{"pairs": ordered_pairs}] * len(self._remotes)) if pairs else []
-        table = {pair: [int(f["freqs"][i]) for f in freqs] for i, pair in enumerate(ordered_pairs)}
+        table: dict[tuple[str, str], list[int]] = {}
+        trees = [row[6] for a in answers for row in a["hits"] if row[6] is not None]
+        self._frequencies(trees, phrases, table)
         collection = Collection(shapes, lambda f, t: table.get((f, t), [0] * len(shapes)))
+        rescorers = [Rescorer(collection, k, phrases) for k in range(len(answers))]
         gathered: list[_Gathered] = []
+        exact: list[bool] = []
         for k, answer in enumerate(answers):
-            rescorer, ratios = Rescorer(collection, k, phrases), []
+            ratios = []
             for score, segment, number, num, group, title_terms, tree in answer["hits"]:
                 if tree is not None:
-                    new = rescorer.value(tree)
+                    new = rescorers[k].value(tree)
                     ratios.append(new / score if score > 0 else 1.0)
                 else:
                     new = score * (statistics.median(ratios) if ratios else 1.0)
                 gathered.append(_Gathered(new, k, (segment, number), num, group, title_terms))
+                exact.append(tree is not None)
+        self._explain_best(
+            gathered, exact, request=request, phrases=phrases, table=table, rescorers=rescorers
+        )
         gathered.sort(key=lambda g: (-g.score, g.num))  # ties as ``Shards.search`` breaks them
         return gathered[: self.weights.candidates], sum(int(a["count"]) for a in answers)
+
+    def _explain_best(
+        self,
+        gathered: list[_Gathered],
+        exact: list[bool],
+        *,
+        request: dict[str, Any],
+        phrases: Phrases,
+        table: dict[tuple[str, str], list[int]],
+        rescorers: list[Rescorer],
+    ) -> None:
+        """Re-score in place the best ``rescored`` estimates not explained yet."""
+        top = max((g.score for g in gathered), default=0.0) or 1.0
+        order = sorted(
+            range(len(gathered)),
+            key=lambda i: -(gathered[i].score / top + self._prior(gathered[i].num)),
+        )
+        wanted: dict[int, list[int]] = {}
+        for i in order[: self._rescored]:
+            if not exact[i]:
+                wanted.setdefault(gathered[i].shard, []).append(i)
+        if not wanted:
+            return
+        futures = {
+            k: self._pool.submit(
+                self._remotes[k].post,
+                "explain",
+                {**request, "addresses": [list(gathered[i].address) for i in positions]},
+            )
+            for k, positions in wanted.items()
+        }
+        trees = {k: future.result()["trees"] for k, future in futures.items()}
+        self._frequencies([t for found in trees.values() for t in found], phrases, table)
+        for k, positions in wanted.items():
+            for i, tree in zip(positions, trees[k], strict=True):
+                gathered[i] = replace(gathered[i], score=rescorers[k].value(tree))
 
     def search(
         self, text: str, *, page: int = 1, language: str | None = None, per_page: int = PER_PAGE

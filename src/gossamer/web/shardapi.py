@@ -1,7 +1,7 @@
 """Web UI, the shard server's side: a folder's index shards answering a front over HTTP.
 
 Data flow: front (``gossamer serve DIR --shard URL``, ``search.scatter``) -> **shardapi**
-(``POST /shard/K/search``, ``/shard/K/freqs``, ``/shard/K/docs``: JSON in, JSON out) ->
+(``POST /shard/K/search``, ``/freqs``, ``/explain``, ``/docs``: JSON in, JSON out) ->
 the folder's engine. Every ``gossamer serve`` answers them: a sharded index as its shards
 0..N-1, an unsharded one as shard 0. The work (tantivy searches, explanations) runs in a
 thread, so the server's other requests go on meanwhile. Faults come back as ``{"error":
@@ -19,7 +19,7 @@ from aiohttp import web
 
 from gossamer.errors import GossamerError
 from gossamer.search.engine import SearchEngine
-from gossamer.search.scatter import answer_docs, answer_freqs, answer_search
+from gossamer.search.scatter import answer_docs, answer_explain, answer_freqs, answer_search
 
 __all__ = ["add_shard_api"]
 
@@ -54,3 +54,4 @@ def add_shard_api(app: web.Application, engine: Callable[[], object]) -> None:
     app.router.add_post(r"/shard/{shard:\d+}/search", route(answer_search))
     app.router.add_post(r"/shard/{shard:\d+}/freqs", route(answer_freqs))
     app.router.add_post(r"/shard/{shard:\d+}/docs", route(answer_docs))
+    app.router.add_post(r"/shard/{shard:\d+}/explain", route(answer_explain))

@@ -145,6 +145,15 @@ def test_serve_scatters_to_shard_servers_over_loopback(
                 for a, b in zip(local.hits, remote.hits, strict=True):
                     assert b.scores.bm25 == pytest.approx(a.scores.bm25, rel=1e-4)
                     assert (b.snippet, b.copies) == (a.snippet, a.copies)
+                # Nothing explained at first: every score comes from the second round.
+                late = RemoteEngine(sharded, urls, probed=0, rescored=40)
+                try:
+                    second = await asyncio.to_thread(late.search, "write ahead log")
+                finally:
+                    late.close()
+                assert [h.url for h in second.hits] == [h.url for h in local.hits]
+                for a, b in zip(local.hits, second.hits, strict=True):
+                    assert b.scores.bm25 == pytest.approx(a.scores.bm25, rel=1e-4)
 
     asyncio.run(main())
 
