@@ -15,7 +15,9 @@ merge drops them, and ``gossamer index`` deletes many: ``relink`` rewrites every
 indexed before the links to it. Which merges happen differs between one index and N
 shards, so their statistics can differ by deleted documents that are not sharding's doing.
 ``--compact`` measures that too: both indexes copied and written again from their live
-documents alone (``compact``), then compared the same way.
+documents alone (``compact``), then compared the same way. ``--http N`` asks the first N
+queries of each crawl again through ``serve --shard`` (``RemoteEngine``) against one
+``gossamer serve`` of the sharded folder answering every shard, on loopback.
 
 Queries: a judged corpus's own; for any other crawl (the 20k-page generator web), 300
 queries of one to three words drawn (seeded) from the titles of its
@@ -31,7 +33,9 @@ from __future__ import annotations
 import argparse
 import random
 import shutil
+import socket
 import sqlite3
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -51,6 +55,7 @@ from gossamer.index.shards import read_layout, shard_path
 from gossamer.rank import rank_crawl
 from gossamer.search import SearchEngine
 from gossamer.search.docranks import save_doc_ranks
+from gossamer.search.scatter import RemoteEngine
 from gossamer.store.docstore import DocStore
 
 SAMPLED = 300
@@ -153,7 +158,7 @@ def compact(folder: Path) -> None:
             fresh.rename(path)
 
 
-def run(name: str, source: Path, out: Path, shards: int, reuse: bool) -> None:
+def run(name: str, source: Path, out: Path, shards: int, *, reuse: bool, http: int) -> None:
     print(f"{name} ({source}):", flush=True)
     single, split = out / name / "single", out / name / f"shards-{shards}"
     single_s = split_s = float("nan")  # with --reuse: indexed by an earlier run
@@ -161,10 +166,40 @@ def run(name: str, source: Path, out: Path, shards: int, reuse: bool) -> None:
         single_s = indexed(copy_crawl(source, single), None)
     if not (reuse and (split / "index" / "docs.db").is_file()):
         split_s = indexed(copy_crawl(source, split), shards)
-    report(name, single, split, single_s, split_s)
+    report(name, single, split, (single_s, split_s), http)
 
 
-def report(name: str, single: Path, split: Path, single_s: float, split_s: float) -> None:
+def over_http(single: Path, split: Path, queries: list[str], shards: int) -> None:
+    """The queries asked through shard servers: a ``gossamer serve`` of ``split``."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [Path(sys.executable).parent / "gossamer", "serve", str(split), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        server.stdout.readline()  # said once the socket is bound
+        urls = [f"http://127.0.0.1:{port}/shard/{k}" for k in range(shards)]
+        with SearchEngine(single) as one, RemoteEngine(split, urls) as remote:
+            expected = [one.ranked_urls(query, limit=CUTOFF) for query in queries]
+            started = time.perf_counter()
+            found = [remote.ranked_urls(query, limit=CUTOFF) for query in queries]
+            spent = (time.perf_counter() - started) / max(len(queries), 1) * 1e3
+        same = sum(a == b for a, b in zip(expected, found, strict=True))
+        print(f"  over HTTP: same top 10 on {same} of {len(queries)}, {spent:.0f} ms a query"
+              " (the results' documents and snippets included)", flush=True)  # fmt: skip
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def report(
+    name: str, single: Path, split: Path, seconds: tuple[float, float], http: int = 0
+) -> None:
+    single_s, split_s = seconds
     corpus = CORPORA.get(name.removesuffix("-compact"))
     judged = corpus.judgments() if corpus is not None else {}
     queries = list(judged) or sampled_queries(single, SAMPLED)
@@ -176,6 +211,8 @@ def report(name: str, single: Path, split: Path, single_s: float, split_s: float
             f" | {single_s:.1f} s / {split_s:.1f} s | {c.single_ms:.1f} / {c.sharded_ms:.1f} ms |",
             flush=True,
         )
+        if http:
+            over_http(single, split, queries[:http], read_layout(split) or 1)
         if judged:
             a, _ = judge(one, judged)
             b, _ = judge(many, judged)
@@ -199,6 +236,9 @@ def main() -> None:
         "--reuse", action="store_true", help="search the indexes an earlier run left in --out"
     )
     parser.add_argument(
+        "--http", type=int, default=0, metavar="N", help="ask N queries over HTTP too"
+    )
+    parser.add_argument(
         "--compact",
         action="store_true",
         help="also compare both written again without deleted documents (see the docstring)",
@@ -215,7 +255,7 @@ def main() -> None:
             (n, args.quality / n) for n in CORPORA if (args.quality / n / "crawl.db").is_file()
         ]
     for name, source in sources:
-        run(name, source, args.out, args.shards, args.reuse)
+        run(name, source, args.out, args.shards, reuse=args.reuse, http=args.http)
     if args.compact:
         for name, _ in sources:
             copies = []
@@ -225,7 +265,7 @@ def main() -> None:
                 shutil.copytree(args.out / name / kind, target, symlinks=True)
                 compact(target)
                 copies.append(target)
-            report(f"{name}-compact", copies[0], copies[1], float("nan"), float("nan"))
+            report(f"{name}-compact", copies[0], copies[1], (float("nan"), float("nan")))
 
 
 if __name__ == "__main__":
