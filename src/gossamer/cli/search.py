@@ -96,13 +96,14 @@ def add_parsers(sub: Any) -> None:
     _engine_flags(p, several=False)
     p = sub.add_parser("rank", help="compute PageRank per URL and per host")
     p.set_defaults(run=run_rank)
+    p.add_argument("dir", type=path, metavar="DIR", help="crawl folder")
     p.add_argument(
-        "dirs",
-        nargs="+",
+        "more",
+        nargs="*",
         type=path,
         metavar="DIR",
-        help="crawl folder; with --engine spark, several (the workers' folders of a shared"
-        " crawl, ranked as one graph without a merge; the ranks go to --out)",
+        help="with --engine spark, more crawl folders (the workers' folders of a shared crawl,"
+        " ranked as one graph without a merge; the ranks go to --out)",
     )
     _engine_flags(p, several=True)
     p.add_argument(
@@ -200,18 +201,19 @@ def _engine_flags(p: argparse.ArgumentParser, *, several: bool) -> None:
 
 def _spark_target(args: argparse.Namespace, command: str) -> Path:
     """The folder the results of ``command`` go to, the engine flags checked."""
+    dirs = [args.dir, *args.more]
     if args.engine == "local":
-        if len(args.dirs) > 1:
+        if len(dirs) > 1:
             raise ConfigError(
                 f"gossamer {command} reads one folder with --engine local: merge the workers'"
                 " folders first ('gossamer merge OUT DIR...') or use --engine spark"
             )
         if args.out is not None:
             raise ConfigError(f"gossamer {command} --out needs --engine spark")
-        return Path(args.dirs[0])
-    if args.out is None and len(args.dirs) > 1:
+        return Path(args.dir)
+    if args.out is None and len(dirs) > 1:
         raise ConfigError(f"gossamer {command} with several folders needs --out DIR")
-    return Path(args.out if args.out is not None else args.dirs[0])
+    return Path(args.out if args.out is not None else args.dir)
 
 
 MIN_TOKEN = 16
@@ -323,7 +325,7 @@ def _rank_on_spark(args: argparse.Namespace, out: Path) -> RankReport:
     spark = spark_session(args.master)
     try:
         return rank_on_spark(
-            spark, args.dirs, out=out, damping=args.damping, tolerance=args.tolerance
+            spark, [args.dir, *args.more], out=out, damping=args.damping, tolerance=args.tolerance
         )
     finally:
         spark.stop()
