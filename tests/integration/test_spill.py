@@ -31,9 +31,12 @@ def test_a_small_window_spills_to_disk_and_still_crawls_every_url_once(
         *,
         backlog: Backlog | None = None,
         sites: SiteRules | None = None,
+        to_the_end: bool = False,
     ) -> Frontier:
         # The crawler's own frontier, database backlog and all, with a window of two.
-        frontier = build_frontier(politeness, stats, backlog=backlog, window=WINDOW, sites=sites)
+        frontier = build_frontier(
+            politeness, stats, backlog=backlog, window=WINDOW, sites=sites, to_the_end=to_the_end
+        )
         built.append(frontier)
         return frontier
 

@@ -12,7 +12,7 @@ study's threads.
 
 from __future__ import annotations
 
-__all__ = ["page_room", "remaining"]
+__all__ = ["page_room", "remaining", "runs_to_end"]
 
 
 def page_room(stored: int, pending: int, target: int | None) -> bool | None:
@@ -30,3 +30,10 @@ def remaining(limit: float | None, earlier: float) -> float | None:
     """Seconds left of the time ``limit`` after ``earlier`` seconds already spent (0 when
     spent); None without a limit."""
     return None if limit is None else max(0.0, limit - earlier)
+
+
+def runs_to_end(target: int | None, limit: float | None) -> bool:
+    """Whether a crawl runs until its work is done: no page ``target``, no time ``limit``.
+    Then the order of its fetches cannot change what it fetches, only when it ends (the
+    frontier orders for the makespan, ``frontier/frontier.py``)."""
+    return target is None and limit is None

@@ -28,9 +28,11 @@ def build_frontier(
     backlog: Backlog | None = None,
     window: int = WINDOW,
     sites: SiteRules | None = None,
+    to_the_end: bool = False,
 ) -> Frontier:
     """A frontier with the crawl's politeness settings (live crawl, resume and recover),
-    and its ``[[site]]`` tables' delay and in-flight limit per host."""
+    and its ``[[site]]`` tables' delay and in-flight limit per host; ``to_the_end``: the
+    crawl has no page target or time limit (``crawling/limits.runs_to_end``)."""
     return Frontier(
         delay=politeness.delay,
         max_per_host=politeness.max_per_host,
@@ -43,6 +45,7 @@ def build_frontier(
         backlog=backlog,
         window=window,
         sites=sites,
+        to_the_end=to_the_end,
     )
 
 

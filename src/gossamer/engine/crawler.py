@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from gossamer.config import CrawlConfig
 from gossamer.crawling.fetching import build_fetcher
 from gossamer.crawling.folder import CrawlLock
+from gossamer.crawling.limits import runs_to_end
 from gossamer.crawling.loop import CrawlLoop
 from gossamer.crawling.progress import Progress
 from gossamer.crawling.revisits import end_recrawl
@@ -114,6 +115,7 @@ class Crawler:
                 self.stats,
                 backlog=DatabaseBacklog(db),
                 sites=SiteRules.of(self._config),
+                to_the_end=runs_to_end(self._config.max_pages, self._config.time_limit),
             )
         fallbacks = seed_fallbacks(seed.urls for seed in self._seeds.seeds)
         if self._part is None:

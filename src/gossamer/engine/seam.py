@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
 from collections.abc import Callable
@@ -46,6 +47,7 @@ log = logging.getLogger(__name__)
 
 PART_FLUSH_SECONDS = 0.2  # longest a worker holds links for other workers while busy
 _ANY = rule.HostTiming(0.0)  # a local fault's pause does not depend on the host
+_LAST = 1 << 63  # the rank of the crawl's last None tickets: after every real one
 
 
 class LocalSeam:
@@ -74,7 +76,12 @@ class LocalSeam:
         self._stopping = stopping
         self._part = part
         self._loops = config.concurrency
-        self._tickets: asyncio.Queue[Ticket | None] = asyncio.Queue(maxsize=self._loops)
+        # Tickets wait here for a free loop in the frontier's order (``Frontier.rank``), not
+        # first come first served: a host ranked first goes before those handed out earlier.
+        self._tickets: asyncio.PriorityQueue[tuple[int, int, Ticket | None]] = (
+            asyncio.PriorityQueue(maxsize=self._loops)
+        )
+        self._order = itertools.count()
         self._out: set[int] = set()  # tickets handed out and not yet back (by id)
         self._dispatched_pages = 0  # page tickets handed out and not yet back
         self._last_flush = 0.0
@@ -83,7 +90,7 @@ class LocalSeam:
 
     # -- handing out ------------------------------------------------------------------------
     async def lease(self) -> Ticket | None:
-        return await self._tickets.get()
+        return (await self._tickets.get())[2]
 
     async def schedule(self) -> None:
         """Hand out tickets until the crawl ends, then one None to each loop."""
@@ -92,7 +99,7 @@ class LocalSeam:
         finally:
             self.over = True
             for _ in range(self._loops):
-                await self._tickets.put(None)
+                await self._tickets.put((_LAST, next(self._order), None))
 
     async def _schedule(self) -> None:
         frontier, part, gate = self._frontier, self._part, self._gate
@@ -107,7 +114,8 @@ class LocalSeam:
                 room = part.want(self._stats.pages, self._dispatched_pages)
             job = frontier.pop_ready() if room and not gate.paused else None
             if job is not None:
-                await self._tickets.put(self.ticket(job))
+                rank = frontier.rank(frontier.host(job.host))
+                await self._tickets.put((rank, next(self._order), self.ticket(job)))
                 continue
             if frontier.exhausted and part is None:
                 return

@@ -4,8 +4,13 @@ A host is a host name: every scheme and port of it share one politeness slot (in
 limit, delay, Crawl-delay, backoff), while robots.txt is kept per origin as RFC 9309 says.
 Hosts that may send a request now sit in a heap keyed by how many pages they have had, so the
 crawl spreads over many domains (fewest-fetched first); hosts waiting out their delay sit in a
-heap keyed by the time they become ready. A host is in at most one heap and leaves it while it
-has its in-flight limit reached or a robots.txt fetch under way. A host's delay and in-flight
+heap keyed by the time they become ready. A crawl that runs to its end (no page target, no
+time limit: the order cannot change what it fetches, only when it ends) keys the ready heap
+by the work a host has left instead, most first, after every host's first page: the
+longest-processing-time rule for the makespan, so the host with the longest chain of
+one-at-a-time requests never waits behind hosts with little to do (issue 29). A host is in
+at most one heap and leaves it while it has its in-flight limit reached or a robots.txt
+fetch under way. A host's delay and in-flight
 limit are the crawl's, or those of the ``[[site]]`` tables that match it (``sites``: the
 ``SiteRules`` resolver, read once per host); a host whose robots.txt names a Crawl-delay is
 asked one request at a time. Every method is
@@ -34,6 +39,7 @@ if TYPE_CHECKING:
     from gossamer.sites import SiteRules
 
 WINDOW = 64  # queued jobs per host kept in memory; the rest wait on disk
+_FIRST = -(1 << 62)  # the rank below every host that has fetched something
 
 
 class Admission(Enum):
@@ -75,8 +81,10 @@ class Frontier:
         backlog: Backlog | None = None,
         window: int = WINDOW,
         sites: SiteRules | None = None,
+        to_the_end: bool = False,
     ) -> None:
         self._delay = delay
+        self._to_the_end = to_the_end  # order ready hosts by work left (module docstring)
         self._start = politeness.HostTiming(delay)  # every new host's timing, but a site's
         self._max_per_host = max_per_host
         self._sites = sites if sites else None  # None: no [[site]] table, every host alike
@@ -295,6 +303,7 @@ class Frontier:
         host.in_flight -= 1
         self._in_flight -= 1
         host.fetched += 1
+        host.pages += not job.robots
         host.timing = politeness.settle(
             host.timing, fault=not success, rest=backoff, now=self._clock()
         )
@@ -424,5 +433,14 @@ class Frontier:
             heapq.heappush(self._sleeping, (next_time, next(self._seq), host.key))
             host.heap = "sleeping"
         else:
-            heapq.heappush(self._ready, (host.fetched, next(self._seq), host.key))
+            heapq.heappush(self._ready, (self.rank(host), next(self._seq), host.key))
             host.heap = "ready"
+
+    def rank(self, host: HostState) -> int:
+        """The host's place among ready hosts, lowest first: fewest pages fetched (a
+        domain-diverse crawl), or, in a crawl that runs to its end, most work left, every
+        host's first page before any (it tells how much work the host has)."""
+        if not self._to_the_end:
+            return host.fetched
+        left = len(host.queue) + host.backlog
+        return -left if host.pages else _FIRST - left

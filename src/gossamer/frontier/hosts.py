@@ -103,6 +103,7 @@ class HostState:
     max_in_flight: int = 1
     in_flight: int = 0
     fetched: int = 0  # jobs completed, for the fewest-fetched-first order
+    pages: int = 0  # page jobs completed (not robots.txt): the makespan order's first pages
     admitted: int = 0  # URLs ever queued for this host, against the per-host budget
     heap: str = ""  # "ready", "sleeping" or "" : which scheduling heap holds this host
 

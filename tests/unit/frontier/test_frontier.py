@@ -117,6 +117,49 @@ def test_hosts_with_fewest_fetches_go_first() -> None:
     assert page is not None and page.host == "small"
 
 
+def test_a_crawl_to_its_end_serves_the_host_with_most_work_left_first() -> None:
+    clock = Clock()
+    frontier, _ = make(clock, delay=0.0, to_the_end=True)
+    for i in range(6):
+        frontier.add(job("http://big", f"/{i}"))
+    ready_robots(frontier, "http://big")
+    for _ in range(2):  # big has fetched pages, and has the most left
+        page = frontier.pop_ready()
+        assert page is not None and page.host == "big"
+        frontier.done(page, success=True)
+    frontier.add(job("http://small", "/"))
+    frontier.add(job("http://mid", "/a"))
+    frontier.add(job("http://mid", "/b"))
+    # Every host's first request comes before any other: robots.txt, then the first page.
+    ready_robots(frontier, "http://small")
+    ready_robots(frontier, "http://mid")
+    firsts = [frontier.pop_ready(), frontier.pop_ready()]
+    assert {page.host for page in firsts if page is not None} == {"small", "mid"}
+    for page in firsts:
+        assert page is not None
+        frontier.done(page, success=True)
+    # Then most work left first: big (4 left) before mid (1) until they are level; a tie
+    # goes to the host that has waited longer. Small has none left.
+    order = []
+    while (page := frontier.pop_ready()) is not None:
+        order.append(page.host)
+        frontier.done(page, success=True)
+    assert order == ["big", "big", "big", "mid", "big"]
+
+
+def test_a_crawl_with_limits_keeps_the_fewest_fetched_order() -> None:
+    frontier, _ = make(Clock(), delay=0.0)
+    for host, pages in (("big", 6), ("mid", 2)):
+        for i in range(pages):
+            frontier.add(job(f"http://{host}", f"/{i}"))
+        ready_robots(frontier, f"http://{host}")
+    order = []
+    while (page := frontier.pop_ready()) is not None:
+        order.append(page.host)
+        frontier.done(page, success=True)
+    assert order[:4] == ["big", "mid", "big", "mid"]
+
+
 def test_disallowed_urls_are_dropped_and_counted() -> None:
     clock = Clock()
     frontier, stats = make(clock, delay=0.0)
