@@ -91,7 +91,8 @@ def _level(
 
 
 @contextmanager
-def _only_run(crawl_dir: Path, out: Path) -> Iterator[None]:
+def only_run(crawl_dir: Path, out: Path) -> Iterator[None]:
+    """Hold the rank folder's lock while its files are written (both engines use it)."""
     lock = PidLock(out / LOCK_NAME)
     try:
         holder = lock.acquire()
@@ -120,7 +121,7 @@ def rank_crawl(
     if not (crawl_dir / "crawl.db").is_file():  # before the lock makes DIR/rank anywhere
         raise RankError(f"{crawl_dir} has no crawl.db; is it a crawl folder?")
     out = crawl_dir / RANK_DIR
-    with _only_run(crawl_dir, out):
+    with only_run(crawl_dir, out):
         return _rank(crawl_dir, out, damping, tolerance, top)
 
 

@@ -23,7 +23,7 @@ from gossamer.rank.defaults import DAMPING, TOLERANCE
 from gossamer.rank.export import RANK_DIR, write_ranks
 from gossamer.rank.graph import HostGraph, UrlGraph
 from gossamer.rank.pagerank import PageRankResult
-from gossamer.rank.ranker import LevelReport, RankReport, _only_run
+from gossamer.rank.ranker import LevelReport, RankReport, only_run
 from gossamer.spark.linkgraph import read_link_graph
 from gossamer.spark.pagerank import SparkPageRank, spark_pagerank
 
@@ -107,7 +107,7 @@ def rank_on_spark(
             raise ValueError("several crawl folders need an output folder")
         out = folders[0]
     target = out / RANK_DIR
-    with _only_run(out, target):
+    with only_run(out, target):
         return _rank(spark, folders, target, damping=damping, tolerance=tolerance, top=top)
 
 
