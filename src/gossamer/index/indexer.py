@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import shutil
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -65,6 +64,7 @@ from gossamer.index.schema import (
     INDEX_DIR,
     Fields,
     IndexHandle,
+    clear_index,
     drop_unusable,
     has_tantivy,
     open_index,
@@ -525,13 +525,7 @@ def _drop_unusable_shards(crawl_dir: Path, shards: int) -> str:
         return ""
     index_dir = crawl_dir / INDEX_DIR
     try:
-        for entry in index_dir.iterdir():
-            if entry.name in (LOCK_NAME, LAYOUT_FILE):
-                continue
-            if entry.is_dir():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
+        clear_index(index_dir, keep=(LOCK_NAME, LAYOUT_FILE))
     except OSError as exc:
         raise IndexingError(f"cannot replace the search index {index_dir}: {exc}") from exc
     return reason

@@ -179,6 +179,33 @@ def committed(crawl_dir: Path) -> tuple[int, int, int] | None:
     return meta.st_ino, meta.st_mtime_ns, meta.st_size
 
 
+def open_tantivy(path: Path, *, create: bool) -> tantivy.Index | None:
+    """The tantivy index in folder ``path`` (a crawl's, or one shard's): opened for writing
+    with ``create`` (made first if it does not exist), else read through a read-only view;
+    None when it does not exist and may not be made. Raises OSError or tantivy's ValueError."""
+    if path.is_dir() and tantivy.Index.exists(str(path)):
+        if create:
+            return tantivy.Index.open(str(path))
+        with readonly_index_path(path) as readable:
+            return tantivy.Index.open(str(readable))
+    if not create:
+        return None
+    path.mkdir(parents=True, exist_ok=True)
+    return tantivy.Index(build_schema(), path=str(path))
+
+
+def clear_index(index_dir: Path, keep: tuple[str, ...] = (LOCK_NAME,)) -> None:
+    """Delete everything under ``index_dir`` but the files named in ``keep`` (the caller
+    holds the lock). Raises OSError."""
+    for entry in index_dir.iterdir():
+        if entry.name in keep:
+            continue
+        if entry.is_dir():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
 def open_index(crawl_dir: Path, *, create: bool) -> IndexHandle:
     """Open ``DIR/index/tantivy``; with ``create``, make it when it does not exist yet.
 
@@ -187,23 +214,15 @@ def open_index(crawl_dir: Path, *, create: bool) -> IndexHandle:
     path = crawl_dir / INDEX_DIR / _TANTIVY_DIR
     analyzer = make_analyzer()
     try:
-        if path.is_dir() and tantivy.Index.exists(str(path)):
-            if create:
-                index = tantivy.Index.open(str(path))
-            else:
-                with readonly_index_path(path) as readable:
-                    index = tantivy.Index.open(str(readable))
-        elif create:
-            path.mkdir(parents=True, exist_ok=True)
-            index = tantivy.Index(build_schema(), path=str(path))
-        else:
-            raise IndexingError(
-                f"no search index in {crawl_dir}; run 'gossamer index {crawl_dir}' first"
-            )
+        index = open_tantivy(path, create=create)
     except OSError as exc:
         raise IndexingError(f"cannot open search index {path}: {exc.strerror or exc}") from exc
     except ValueError as exc:  # tantivy's answer to files it cannot make sense of
         raise damaged(crawl_dir, exc) from exc
+    if index is None:
+        raise IndexingError(
+            f"no search index in {crawl_dir}; run 'gossamer index {crawl_dir}' first"
+        )
     if not create and not is_current(index.schema):
         raise IndexingError(
             f"the search index of {crawl_dir} was built by an older Gossamer;"
@@ -284,13 +303,7 @@ def drop_unusable(crawl_dir: Path) -> str:
         reason = unusable(crawl_dir)
         if not reason:
             return ""
-        for entry in index_dir.iterdir():
-            if entry.name == LOCK_NAME:
-                continue
-            if entry.is_dir():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
+        clear_index(index_dir)
     except OSError as exc:
         raise IndexingError(f"cannot replace the search index {index_dir}: {exc}") from exc
     return reason

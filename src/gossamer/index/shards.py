@@ -26,18 +26,17 @@ from typing import TYPE_CHECKING
 
 import tantivy
 
-from gossamer.index.access import readonly_index_path
 from gossamer.index.errors import IndexingError
 from gossamer.index.schema import (
     ANALYZER,
     INDEX_DIR,
     Fields,
     IndexHandle,
-    build_schema,
     committed,
     damaged,
     is_current,
     make_analyzer,
+    open_tantivy,
 )
 from gossamer.urls.canonical import url_id
 
@@ -122,21 +121,13 @@ def open_shard(folder: Path, *, create: bool) -> IndexHandle:
     with ``create``, make it when it does not exist yet (read-only folders work without)."""
     path = folder / _TANTIVY_DIR
     try:
-        if path.is_dir() and tantivy.Index.exists(str(path)):
-            if create:
-                index = tantivy.Index.open(str(path))
-            else:
-                with readonly_index_path(path) as readable:
-                    index = tantivy.Index.open(str(readable))
-        elif create:
-            path.mkdir(parents=True, exist_ok=True)
-            index = tantivy.Index(build_schema(), path=str(path))
-        else:
-            raise IndexingError(f"the index shard {folder} is missing; run 'gossamer index'")
+        index = open_tantivy(path, create=create)
     except OSError as exc:
         raise IndexingError(f"cannot open index shard {path}: {exc.strerror or exc}") from exc
     except ValueError as exc:
         raise IndexingError(f"the index shard {folder} is damaged ({exc})") from exc
+    if index is None:
+        raise IndexingError(f"the index shard {folder} is missing; run 'gossamer index'")
     if not is_current(index.schema):
         raise IndexingError(f"the index shard {folder} was built by an older Gossamer")
     analyzer = make_analyzer()
