@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gossamer.lockfile import PidLock
 from gossamer.rank.defaults import DAMPING, TOLERANCE
@@ -22,6 +23,10 @@ from gossamer.rank.export import RANK_DIR, write_ranks
 from gossamer.rank.graph import host_graph, load_url_graph
 from gossamer.rank.pagerank import PageRankResult, pagerank
 from gossamer.store.tempfiles import remove_leftovers
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["LOCK_NAME", "LevelReport", "RankReport", "rank_crawl"]
 
@@ -70,10 +75,14 @@ class RankReport:
         return "\n".join(lines)
 
 
-def _top(names: list[str], result: PageRankResult, count: int) -> tuple[tuple[str, float], ...]:
-    order = result.scores.argsort()[::-1][:count]
+def top_scores(
+    names: list[str], scores: npt.NDArray[np.float64], count: int
+) -> tuple[tuple[str, float], ...]:
+    """The ``count`` best names with their scores times the number of names (1 = average),
+    as the report shows them; both engines report with it."""
+    order = scores.argsort()[::-1][:count]
     n = len(names)
-    return tuple((names[i], float(result.scores[i]) * n) for i in order)
+    return tuple((names[i], float(scores[i]) * n) for i in order)
 
 
 def _level(
@@ -86,7 +95,7 @@ def _level(
         residual=result.residual,
         converged=result.converged,
         seconds=seconds,
-        top=_top(names, result, top),
+        top=top_scores(names, result.scores, top),
     )
 
 

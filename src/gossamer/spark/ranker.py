@@ -23,7 +23,7 @@ from gossamer.rank.defaults import DAMPING, TOLERANCE
 from gossamer.rank.export import RANK_DIR, write_ranks
 from gossamer.rank.graph import HostGraph, UrlGraph
 from gossamer.rank.pagerank import PageRankResult
-from gossamer.rank.ranker import LevelReport, RankReport, only_run
+from gossamer.rank.ranker import LevelReport, RankReport, only_run, top_scores
 from gossamer.spark.linkgraph import read_link_graph
 from gossamer.spark.pagerank import SparkPageRank, spark_pagerank
 
@@ -64,11 +64,16 @@ def _summary_level(report: LevelReport) -> dict[str, Any]:
     }
 
 
-def _top(
-    names: list[str], scores: npt.NDArray[np.float64], count: int
-) -> tuple[tuple[str, float], ...]:
-    order = scores.argsort()[::-1][:count]
-    return tuple((names[i], float(scores[i]) * len(names)) for i in order)
+def _level(run: SparkPageRank, seconds: float, top: tuple[tuple[str, float], ...]) -> LevelReport:
+    return LevelReport(
+        nodes=run.nodes,
+        edges=run.edges,
+        iterations=run.iterations,
+        residual=run.residual,
+        converged=run.converged,
+        seconds=seconds,
+        top=top,
+    )
 
 
 def _renumbered(url_rows: Any, edges: Any) -> tuple[Any, Any, npt.NDArray[np.int64]]:
@@ -157,24 +162,8 @@ def _rank(
     )
     url_scores = np.asarray(url_rows.column("pagerank").to_numpy(), dtype=np.float64)
     host_scores = np.asarray(host_rows.column("pagerank").to_numpy(), dtype=np.float64)
-    url_level = LevelReport(
-        nodes=url_run.nodes,
-        edges=url_run.edges,
-        iterations=url_run.iterations,
-        residual=url_run.residual,
-        converged=url_run.converged,
-        seconds=url_seconds,
-        top=_top(urls, url_scores, top),
-    )
-    host_level = LevelReport(
-        nodes=host_run.nodes,
-        edges=host_run.edges,
-        iterations=host_run.iterations,
-        residual=host_run.residual,
-        converged=host_run.converged,
-        seconds=host_seconds,
-        top=_top(hosts, host_scores, top),
-    )
+    url_level = _level(url_run, url_seconds, top_scores(urls, url_scores, top))
+    host_level = _level(host_run, host_seconds, top_scores(hosts, host_scores, top))
     summary = {
         "damping": damping,
         "tolerance": tolerance,
