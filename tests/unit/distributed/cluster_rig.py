@@ -61,7 +61,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.unit.distributed.redis_rig import MISSING, SERVER, free_port, wait_answers
+from tests.unit.distributed.redis_rig import MISSING, SERVER, free_ports, wait_answers
 
 CLI = shutil.which("redis-cli")
 CLI_MISSING = "redis-cli is not installed (apt-get install redis-tools, or make redis)"
@@ -77,10 +77,12 @@ class RedisClusterRig:
         assert SERVER is not None, MISSING
         assert CLI is not None, CLI_MISSING
         self.folder = folder
-        self.ports = [free_port() for _ in range(nodes)]
+        # All distinct, the bus ports too: two nodes given one port never both start.
+        ports = free_ports(2 * nodes)
+        self.ports = ports[:nodes]
         # The bus port is normally the port + 10,000, past 65,535 for a high ephemeral port:
         # each node gets a free one of its own instead (cluster-port, Redis 7.0+).
-        self.bus_ports = [free_port() for _ in range(nodes)]
+        self.bus_ports = ports[nodes:]
         self.processes: list[subprocess.Popen[bytes] | None] = [None] * nodes
 
     @property
