@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import multiprocessing.queues
 import queue
+import signal
+from multiprocessing.connection import Connection
 from typing import Any
 
+import pytest
+
 from gossamer.engine.budget import PageBudget
+from gossamer.engine.coordinator import coordinate
 from gossamer.engine.workers import FAILED, _Coordinator
 
 
@@ -116,3 +123,50 @@ def test_an_idle_worker_that_had_not_seen_a_grant_is_not_idle() -> None:
     assert not coordinator.stopping
     coordinator.handle(("idle", 0, 0, 2, 3))  # the grant, given back
     assert coordinator.stopping == "exhausted"
+
+
+# -- a signal while the loop forwards ------------------------------------------------------
+
+
+class _SignalledInPut(multiprocessing.queues.Queue):  # type: ignore[type-arg]
+    """A real worker inbox that receives SIGTERM while the coordinator's loop holds its lock,
+    in the middle of forwarding a batch: the moment a crawl once hung on (the old handler
+    put its stop to this same queue, and waited for the lock for ever)."""
+
+    def __init__(self) -> None:
+        super().__init__(ctx=multiprocessing.get_context("fork"))
+
+    def put(self, obj: Any, block: bool = True, timeout: float | None = None) -> None:
+        if obj[0] == "urls":
+            with self._notempty:  # type: ignore[attr-defined]
+                signal.raise_signal(signal.SIGTERM)  # its handler runs here, lock held
+        super().put(obj, block, timeout)
+
+
+def _worker(up: Connection, inbox: multiprocessing.Queue[Any]) -> None:
+    """A worker that finds one URL for itself, then says "done" when told to stop."""
+    up.send(("urls", 0, [("http://a.test/next", 1, "http://a.test/")]))
+    while (message := inbox.get())[0] != "stop":
+        pass
+    up.send(("done", 0, {"reason": message[1]}, ""))
+
+
+@pytest.mark.timeout(60)
+def test_a_signal_while_a_batch_is_forwarded_stops_the_crawl() -> None:
+    fork = multiprocessing.get_context("fork")
+    inbox = _SignalledInPut()
+    reading, sending = fork.Pipe(duplex=False)
+    control, _control_end = fork.Pipe(duplex=False)
+    process = fork.Process(target=_worker, args=(sending, inbox))
+    process.start()
+    sending.close()
+    coordinator = _Coordinator([inbox])
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        coordinate(coordinator, [reading], [process], (3600.0, lambda: None, None), control)
+    finally:
+        process.join()
+    assert coordinator.stopping == "signal"
+    assert coordinator.done == {0: {"reason": "signal"}}
+    assert process.exitcode == 0
+    assert signal.getsignal(signal.SIGTERM) is before  # the handler found, put back
