@@ -76,6 +76,14 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(run=run_index)
     p.add_argument("dir", type=path, metavar="DIR", help="crawl folder (holds crawl.db and warc/)")
     p.add_argument(
+        "more",
+        nargs="*",
+        type=path,
+        metavar="DIR",
+        help="with --engine spark, more crawl folders (the workers' folders of a shared crawl,"
+        " indexed as one without a merge: the index and a catalogue of the folders go to --out)",
+    )
+    p.add_argument(
         "--workers",
         type=_page,
         default=os.cpu_count() or 1,
@@ -93,7 +101,7 @@ def add_parsers(sub: Any) -> None:
         help="split a new index into N shards by URL, searched as one (later runs keep the"
         " index's shards; another number is refused)",
     )
-    _engine_flags(p, several=False)
+    _engine_flags(p, several=True)
     p = sub.add_parser("rank", help="compute PageRank per URL and per host")
     p.set_defaults(run=run_rank)
     p.add_argument("dir", type=path, metavar="DIR", help="crawl folder")
@@ -195,7 +203,8 @@ def _engine_flags(p: argparse.ArgumentParser, *, several: bool) -> None:
         "--out",
         type=path,
         metavar="DIR",
-        help="with several folders, the folder the results go to (default: the one DIR)",
+        help="with several folders, the folder the results go to (default: the one DIR); for"
+        " index, a catalogue of the folders (their rows, links to their WARC files) is kept there",
     )
 
 
@@ -272,27 +281,32 @@ def run_index(args: argparse.Namespace) -> int:
         require_semantic("gossamer index --embeddings")
     from gossamer.search.docranks import save_doc_ranks  # noqa: PLC0415
 
+    out = _spark_target(args, "index")
     if args.engine == "spark":
-        report = _index_on_spark(args)
+        report = _index_on_spark(args, out)
     else:
-        report = _index(args.dir, args.workers, args.embeddings, getattr(args, "shards", None))
-    save_doc_ranks(args.dir)  # with the ranks, when the crawl has them
+        report = _index(out, args.workers, args.embeddings, getattr(args, "shards", None))
+    save_doc_ranks(out)  # with the ranks, when the crawl has them
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(report.summary())
     return 0
 
 
-def _index_on_spark(args: argparse.Namespace) -> IndexReport:
+def _index_on_spark(args: argparse.Namespace, out: Path) -> IndexReport:
     from gossamer.spark.session import require_spark, spark_session  # noqa: PLC0415
 
     require_spark("gossamer index --engine spark")
     from gossamer.spark.indexer import index_on_spark  # noqa: PLC0415
 
+    if args.out is not None:  # several folders: read through a catalogue of them in OUT
+        from gossamer.store.catalogue_build import build_catalogue  # noqa: PLC0415
+
+        print(build_catalogue(out, [args.dir, *args.more]).line())
     spark = spark_session(args.master)
     try:
         return index_on_spark(
-            spark, args.dir, shards=args.shards, progress=_progress, embeddings=args.embeddings
+            spark, out, shards=args.shards, progress=_progress, embeddings=args.embeddings
         )
     finally:
         spark.stop()

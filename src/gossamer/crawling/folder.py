@@ -16,6 +16,7 @@ from gossamer.errors import StoreError
 from gossamer.lockfile import PidLock
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
+from gossamer.store.catalogue import refuse_catalogue
 
 __all__ = ["LOCK_NAME", "CrawlLock", "carried_fields", "load_snapshot", "save_snapshot"]
 
@@ -38,6 +39,11 @@ class CrawlLock:
             raise StoreError(
                 f"crawl folder {path.parent} is in use by another crawl (pid {holder})"
             )
+        try:
+            refuse_catalogue(path.parent, "crawl, resume or recover")
+        except StoreError:
+            self._lock.release()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -23,6 +23,7 @@ from gossamer.store.records import (
     RecordError,
     read_response,
 )
+from gossamer.store.revisits import beside
 from gossamer.store.warcscan import read_member
 
 __all__ = ["ArchivedResponse", "WarcReader"]
@@ -45,8 +46,12 @@ class WarcReader:
     def read(self, filename: str, offset: int, length: int) -> ArchivedResponse:
         """The response record at ``offset`` of ``filename``; ``IndexingError`` if unusable."""
         member = self._member(filename, offset, length)
+
+        def original(name: str, at: int, size: int) -> bytes:  # a revisit's, beside it
+            return self._files.read(beside(filename, name), at, size)
+
         try:
-            return read_response(member, self._max_decoded, self._files.read)
+            return read_response(member, self._max_decoded, original)
         except RecordError as exc:
             detail = f": {exc.detail}" if exc.detail else ""
             raise IndexingError(f"{exc.problem} at {filename}@{offset}{detail}") from exc

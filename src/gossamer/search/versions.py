@@ -32,7 +32,12 @@ from pathlib import Path
 from gossamer.index.archive import ArchivedResponse, WarcReader
 from gossamer.index.errors import IndexingError
 from gossamer.store.cdxj import parse_cdxj_line
-from gossamer.store.revisits import LOCATION_FIELD, NOT_MODIFIED_PROFILE, parse_location
+from gossamer.store.revisits import (
+    LOCATION_FIELD,
+    NOT_MODIFIED_PROFILE,
+    beside,
+    parse_location,
+)
 
 __all__ = [
     "MAX_VERSIONS",
@@ -168,16 +173,17 @@ def read_version(
         # The same payload again: read as the response it stands for, with its own headers.
         response = reader.read(*where)
         return ShownVersion(version, response, headers.get("warc-refers-to-date", ""))
-    original = _original(reader, headers, versions)
+    original = _original(reader, version.filename, headers, versions)
     return ShownVersion(version, reader.read(*original), headers.get("warc-refers-to-date", ""))
 
 
 def _original(
-    reader: WarcReader, headers: dict[str, str], versions: Sequence[PageVersion]
+    reader: WarcReader, holder: str, headers: dict[str, str], versions: Sequence[PageVersion]
 ) -> tuple[str, int, int]:
-    """Where the capture a not-modified revisit refers to is."""
-    pointer = parse_location(headers.get(LOCATION_FIELD.lower(), ""))
-    if pointer is not None:
+    """Where the capture a not-modified revisit (in the file ``holder``) refers to is."""
+    named = parse_location(headers.get(LOCATION_FIELD.lower(), ""))
+    if named is not None:
+        pointer = (beside(holder, named[0]), named[1], named[2])
         record_id = headers.get("warc-refers-to")
         if record_id and reader.warc_headers(*pointer).get("warc-record-id") != record_id:
             raise IndexingError(f"the original of the revisit at {pointer[0]} moved")

@@ -55,6 +55,7 @@ from typing import Any
 
 from gossamer.errors import StoreError
 from gossamer.stats import CrawlStats
+from gossamer.store.catalogue import refuse_catalogue
 from gossamer.store.connect import faults
 from gossamer.store.families import MERGE_FAMILIES
 from gossamer.store.merge_check import require_listed
@@ -64,7 +65,13 @@ from gossamer.store.metadata import MetadataDB
 from gossamer.store.rows import PageRow
 from gossamer.store.schema import SCHEMA_VERSION
 
-__all__ = ["MergeSummary", "Source", "combined_snapshot", "merge_crawls", "read_source"]
+__all__ = [
+    "MergeSummary",
+    "Source",
+    "combined_snapshot",
+    "merge_crawls",
+    "read_source",
+]
 
 _TABLES = {"meta", "pages", "urls", "links"}
 _CACHE_KIB = 64 * 1024  # SQLite page cache, as much as a crawl gives crawl.db
@@ -200,9 +207,11 @@ def _frozen_uri(database: Path) -> str:
     return f"{database.resolve().as_uri()}?mode=ro&immutable=1"
 
 
-def read_source(folder: Path) -> Source:
+def read_source(folder: Path, *, check_listed: bool = True) -> Source:
     """Check that ``folder`` holds a crawl database this Gossamer can merge, closed cleanly,
-    that lists every page its WARC files hold."""
+    that lists every page its WARC files hold (``check_listed``: a catalogue, which reads no
+    WARC file on one machine, leaves such pages out instead; ``store/catalogue.py``)."""
+    refuse_catalogue(folder, "merge")
     database = folder / "crawl.db"
     wal = folder / "crawl.db-wal"
     if wal.is_file() and wal.stat().st_size:
@@ -225,7 +234,8 @@ def read_source(folder: Path) -> Source:
             f"{database} has schema version {version}; this Gossamer merges version"
             f" {SCHEMA_VERSION}: run 'gossamer recover {folder}' to upgrade it first"
         )
-    require_listed(folder, _frozen_uri(database))  # no archived page left out
+    if check_listed:
+        require_listed(folder, _frozen_uri(database))  # no archived page left out
     try:
         created = float(meta.get("created_at", "inf"))
     except ValueError:

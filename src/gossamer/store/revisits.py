@@ -35,11 +35,13 @@ from warcio.warcwriter import WARCWriter
 from gossamer.fetch.result import FetchResult
 
 __all__ = [
+    "CATALOGUE_MARK",
     "LOCATION_FIELD",
     "NOT_MODIFIED_PROFILE",
     "REVISIT_PROFILE",
     "Original",
     "PayloadIndex",
+    "beside",
     "exchange_headers",
     "parse_location",
     "revisit_record",
@@ -49,6 +51,8 @@ REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-dig
 # A 304 to a recrawl's conditional request (issue 31): the stored copy still holds.
 NOT_MODIFIED_PROFILE = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 LOCATION_FIELD = "Gossamer-Refers-To-Location"
+# In a catalogue's ``warc/`` (``store/catalogue.py``): ``K~NAME`` links the K-th folder's NAME.
+CATALOGUE_MARK = "~"
 MAX_ENTRIES = 100_000
 MIN_BYTES = 512
 
@@ -68,6 +72,14 @@ class Original:
     def location(self) -> str:
         """The value of ``Gossamer-Refers-To-Location``."""
         return f"{self.filename} {self.offset} {self.length}"
+
+
+def beside(holder: str, name: str) -> str:
+    """The file that a revisit record in the file ``holder`` means by ``name``. A revisit's
+    original is written by the same writer, so it is in the same folder; in a catalogue,
+    where the K-th folder's files are linked as ``K~NAME``, that is ``K~name``."""
+    source, mark, _ = holder.partition(CATALOGUE_MARK)
+    return f"{source}{mark}{name}" if mark else name
 
 
 def parse_location(value: str) -> tuple[str, int, int] | None:

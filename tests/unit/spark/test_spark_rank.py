@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,10 +12,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from gossamer.rank import load_ranks, rank_crawl
+from gossamer.search.docranks import save_doc_ranks
+from gossamer.search.engine import SearchEngine
+from gossamer.search.ranking import RANKINGS
+from gossamer.spark.indexer import index_on_spark
 from gossamer.spark.ranker import rank_on_spark
+from gossamer.store.catalogue_build import build_catalogue
 
 from ..rank.test_rank_crawl import crawl as tiny_crawl
-from .webgraph import web_crawls
+from .webgraph import web_crawls, web_pages
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -55,6 +61,21 @@ def test_the_workers_folders_rank_as_scipy_ranks_their_merged_crawl(
     }
     summary = json.loads((tmp_path / "out" / "rank" / "summary.json").read_text())
     assert summary["engine"] == "spark" and len(summary["folders"]) == 2
+    # Indexed into the same folder by Spark, through a catalogue of the workers' folders (no
+    # merge): a search finds the pages each worker fetched, with their ranks.
+    out = tmp_path / "out"
+    build_catalogue(out, workers)
+    report = index_on_spark(spark, out, shards=2)
+    assert report.indexed == len(web_pages())
+    save_doc_ranks(out)
+    with SearchEngine(out, RANKINGS["blend"]) as engine:
+        for worker in workers:
+            with sqlite3.connect(worker / "crawl.db") as db:
+                fetched = {url for (url,) in db.execute("SELECT url FROM pages WHERE status = 200")}
+            host = next(iter(sorted(fetched))).split("/")[2]
+            hits = engine.search(f"page site:{host}").hits
+            assert hits and {hit.url for hit in hits} <= fetched, host
+            assert all(hit.scores.pagerank > 0 for hit in hits)
 
 
 def test_one_folder_keeps_the_crawl_db_ids_and_the_local_files(
