@@ -10,12 +10,11 @@ the report says
   ``benchmarks/queries/``), MRR@10 and nDCG@10 of both, judged as ``search_quality`` does;
 * the time of ``index`` and of a query (the ranking alone: ``ranked_urls``) for both.
 
-tantivy's BM25 counts deleted documents (N, document frequencies, field lengths) until a
-merge drops them, and ``gossamer index`` deletes many: ``relink`` rewrites every page
-indexed before the links to it. Which merges happen differs between one index and N
-shards, so their statistics can differ by deleted documents that are not sharding's doing.
-``--compact`` measures that too: both indexes copied and written again from their live
-documents alone (``compact``), then compared the same way. ``--http N`` asks the first N
+tantivy's BM25 counts deleted documents until a merge drops them, and ``gossamer index``
+deletes many (``relink``); which merges happen differs between one index and N shards. The
+index run itself now writes again an index holding many (``index.compact``), so both are
+compared as ``gossamer index`` leaves them; the index line says how many deleted documents
+the compaction dropped and how long it took. ``--http N`` asks the first N
 queries of each crawl again through ``serve --shard`` (``RemoteEngine``) against one
 ``gossamer serve`` of the sharded folder answering every shard, on loopback.
 
@@ -43,15 +42,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import tantivy
 from quality_corpora import CORPORA
 from search_quality import CUTOFF, judge
 
 from gossamer.index import build_index
-from gossamer.index.anchors import ANCHORS_FILE, AnchorStore
-from gossamer.index.document import rewritten
-from gossamer.index.schema import ANALYZER, Fields, build_schema, make_analyzer
-from gossamer.index.shards import read_layout, shard_path
+from gossamer.index.shards import read_layout
 from gossamer.rank import rank_crawl
 from gossamer.search import SearchEngine
 from gossamer.search.docranks import save_doc_ranks
@@ -85,7 +80,13 @@ def indexed(folder: Path, shards: int | None) -> float:
     seconds = time.perf_counter() - started
     rank_crawl(folder)
     save_doc_ranks(folder)
-    print(f"  {folder.name}: {report.documents} documents indexed in {seconds:.1f} s", flush=True)
+    done = report.compaction
+    print(
+        f"  {folder.name}: {report.documents} documents indexed in {seconds:.1f} s;"
+        f" compaction: {done.reclaimed} deleted documents dropped from {done.indexes}"
+        f" index(es) in {done.seconds:.2f} s",
+        flush=True,
+    )
     return seconds
 
 
@@ -125,37 +126,6 @@ def compare(single: SearchEngine, sharded: SearchEngine, queries: list[str]) -> 
         same_set += set(found[0]) == set(found[1])
     n = max(len(queries), 1)
     return Compared(len(queries), same_order, same_set, spent[0] / n * 1e3, spent[1] / n * 1e3)
-
-
-def compact(folder: Path) -> None:
-    """Write every tantivy index of ``folder`` (the single one, or each shard) again from its
-    live documents alone, so that BM25's statistics count no deleted document."""
-    index_dir = folder / "index"
-    shards = read_layout(folder)
-    paths = (
-        [index_dir / "tantivy"]
-        if shards is None
-        else [shard_path(folder, k) / "tantivy" for k in range(shards)]
-    )
-    with AnchorStore(index_dir / ANCHORS_FILE) as anchors:
-        for path in paths:
-            old = tantivy.Index.open(str(path))
-            searcher = old.searcher()
-            hits = searcher.search(tantivy.Query.all_query(), max(searcher.num_docs, 1)).hits
-            docs = [searcher.doc(address) for _, address in hits]
-            fresh = path.with_name("tantivy-compact")
-            shutil.rmtree(fresh, ignore_errors=True)
-            fresh.mkdir()
-            index = tantivy.Index(build_schema(), path=str(fresh))
-            index.register_tokenizer(ANALYZER, make_analyzer())
-            writer = index.writer()
-            for doc in docs:
-                url, host = str(doc.get_first(Fields.URL)), str(doc.get_first(Fields.HOST) or "")
-                writer.add_document(rewritten(doc, anchors.values_for(url, host)))
-            writer.commit()
-            writer.wait_merging_threads()
-            shutil.rmtree(path)
-            fresh.rename(path)
 
 
 def run(name: str, source: Path, out: Path, shards: int, *, reuse: bool, http: int) -> None:
@@ -200,7 +170,7 @@ def report(
     name: str, single: Path, split: Path, seconds: tuple[float, float], http: int = 0
 ) -> None:
     single_s, split_s = seconds
-    corpus = CORPORA.get(name.removesuffix("-compact"))
+    corpus = CORPORA.get(name)
     judged = corpus.judgments() if corpus is not None else {}
     queries = list(judged) or sampled_queries(single, SAMPLED)
     with SearchEngine(single) as one, SearchEngine(split) as many:
@@ -238,11 +208,6 @@ def main() -> None:
     parser.add_argument(
         "--http", type=int, default=0, metavar="N", help="ask N queries over HTTP too"
     )
-    parser.add_argument(
-        "--compact",
-        action="store_true",
-        help="also compare both written again without deleted documents (see the docstring)",
-    )
     args = parser.parse_args()
     print(
         "| crawl | queries | same top 10, in order | same top 10 URLs | index single / sharded"
@@ -256,16 +221,6 @@ def main() -> None:
         ]
     for name, source in sources:
         run(name, source, args.out, args.shards, reuse=args.reuse, http=args.http)
-    if args.compact:
-        for name, _ in sources:
-            copies = []
-            for kind in ("single", f"shards-{args.shards}"):
-                target = args.out / f"{name}-compact" / kind
-                shutil.rmtree(target, ignore_errors=True)
-                shutil.copytree(args.out / name / kind, target, symlinks=True)
-                compact(target)
-                copies.append(target)
-            report(f"{name}-compact", copies[0], copies[1], (float("nan"), float("nan")))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Data flow: crawl.db + WARC -> extract -> language + near-duplicate keys (simhash, MinHash)
 -> duplicate group (``near``) -> document store -> tantivy; each page's links with their
 words go to the anchor store, and a last step (``relink``) rewrites the documents whose
-anchor text changed after they were written. Only pages without a row in the
+anchor text changed after they were written; at the end, an index holding many deleted
+documents is written again from its live ones (``compact``). Only pages without a row in the
 document store, or with an older one, are read (see ``docstore``), so after a resumed crawl
 or a recrawl only the new and changed documents are indexed; a changed page's document, keys,
 anchors and images replace the old version's. Before them, the pages gone since the last run
@@ -50,6 +51,7 @@ import tantivy
 from gossamer.index.access import LOCK_NAME, IndexLock
 from gossamer.index.anchors import ANCHORS_FILE, AnchorStore
 from gossamer.index.archive import WarcReader
+from gossamer.index.compact import Compaction, compact, recover
 from gossamer.index.document import PageFacts, page_document
 from gossamer.index.embed import semantic_installed
 from gossamer.index.errors import IndexingError
@@ -132,6 +134,7 @@ class IndexReport:
     relinked: int = 0  # documents written again with the words of links found later
     removed: int = 0  # pages gone since the last run (404/410, moved, no row), deleted
     vectors: VectorReport | None = None  # None: the folder keeps no page vectors
+    compaction: Compaction = field(default_factory=Compaction)
 
     @property
     def pages_per_second(self) -> float:
@@ -154,6 +157,7 @@ class IndexReport:
                 f"time:                {self.seconds:.2f} s"
                 f" ({self.pages_per_second:.0f} pages/s, {self.workers} worker(s))",
                 *([self.vectors.summary()] if self.vectors is not None else []),
+                *([self.compaction.summary()] if self.compaction.reclaimed else []),
             ]
         )
 
@@ -363,6 +367,7 @@ def build_index(
     # One run at a time: the lock is taken before anything under DIR/index is touched.
     vectors: VectorReport | None = None
     with IndexLock(crawl_dir, index_dir):
+        recover(crawl_dir)  # first: a killed compaction may have moved the index aside
         # Asked before a damaged index (and its vectors) is dropped: rebuilt, it keeps them.
         keep_vectors = embeddings or has_vectors(index_dir)
         sharded = _layout(crawl_dir, shards)
@@ -408,8 +413,11 @@ def build_index(
                     "the page vectors of %s are not updated: pip install 'gossamer[semantic]'",
                     crawl_dir,
                 )
+            # Last, with every writer closed (``_run`` waited for them): tantivy's lock.
+            compaction = compact(crawl_dir, anchors)
     return IndexReport(
         vectors=vectors,
+        compaction=compaction,
         pending=len(pending),
         relinked=tally.relinked,
         removed=tally.removed,

@@ -40,10 +40,13 @@ __all__ = [
     "committed",
     "damaged",
     "drop_unusable",
+    "fresh_path",
     "has_tantivy",
     "is_current",
     "make_analyzer",
     "open_index",
+    "retired_path",
+    "settle",
     "unusable",
     "url_words",
 ]
@@ -164,8 +167,10 @@ def damaged(crawl_dir: Path, what: object) -> IndexingError:
 
 
 def has_tantivy(crawl_dir: Path) -> bool:
-    """Whether ``DIR/index`` holds a tantivy index (its ``meta.json``), whole or not."""
-    return (crawl_dir / INDEX_DIR / _TANTIVY_DIR / "meta.json").is_file()
+    """Whether ``DIR/index`` holds a tantivy index (its ``meta.json``), whole or not; one
+    that a killed compaction left renamed aside (see :func:`settle`) counts."""
+    path = crawl_dir / INDEX_DIR / _TANTIVY_DIR
+    return any((p / "meta.json").is_file() for p in (path, retired_path(path)))
 
 
 def committed(crawl_dir: Path) -> tuple[int, int, int] | None:
@@ -179,10 +184,43 @@ def committed(crawl_dir: Path) -> tuple[int, int, int] | None:
     return meta.st_ino, meta.st_mtime_ns, meta.st_size
 
 
+def fresh_path(path: Path) -> Path:
+    """Where ``index.compact`` writes the index in ``path`` anew before swapping it in."""
+    return path.with_name(f"{path.name}.compacting")
+
+
+def retired_path(path: Path) -> Path:
+    """Where ``index.compact`` moves the index in ``path`` aside while swapping."""
+    return path.with_name(f"{path.name}.old")
+
+
+def settle(path: Path) -> None:
+    """Finish or undo a compaction of the index in ``path`` that was killed (the steps are
+    in ``index.compact``): the old index is put back if the new one was not renamed in yet,
+    else removed; a half-written new one is removed. Call with the index lock held: a
+    running compaction looks just like a killed one. Raises OSError."""
+    old, new = retired_path(path), fresh_path(path)
+    if old.is_dir():
+        if path.is_dir():
+            shutil.rmtree(old)  # killed after the swap, while removing the old one
+        else:
+            old.rename(path)  # killed between the two renames: the old one is whole
+    if new.is_dir():
+        shutil.rmtree(new)  # killed while writing it: the index in ``path`` is untouched
+
+
 def open_tantivy(path: Path, *, create: bool) -> tantivy.Index | None:
     """The tantivy index in folder ``path`` (a crawl's, or one shard's): opened for writing
     with ``create`` (made first if it does not exist), else read through a read-only view;
-    None when it does not exist and may not be made. Raises OSError or tantivy's ValueError."""
+    None when it does not exist and may not be made. Raises OSError or tantivy's ValueError.
+
+    A compaction killed half-way is settled first for writing (the writer holds the index
+    lock); a reader may hold no lock, so while ``path`` is missing it reads the old index
+    where the compaction moved it, without renaming anything."""
+    if create:
+        settle(path)
+    elif not path.is_dir() and retired_path(path).is_dir():
+        path = retired_path(path)
     if path.is_dir() and tantivy.Index.exists(str(path)):
         if create:
             return tantivy.Index.open(str(path))
