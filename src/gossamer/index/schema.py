@@ -12,7 +12,9 @@ for the newest field (``Fields.ANCHORS``) and says to run ``gossamer index`` aga
 rebuilds such an index from the crawl (see ``indexer``). So is a damaged one: tantivy and
 SQLite commit atomically, so a killed ``gossamer index`` never damages the index, but a disk
 or a hand can; a search then names the command, and ``gossamer index`` finds the damage
-(:func:`unusable`) and builds the index anew, as everything in it comes from the crawl.
+(:func:`unusable`) and builds the index anew, as everything in it comes from the crawl. A
+compaction (``index.compact``) swaps a rewritten index in by two renames; one killed half-way
+is settled (:func:`settle`) when a writer next opens the index.
 """
 
 from __future__ import annotations
