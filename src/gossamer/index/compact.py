@@ -45,6 +45,7 @@ from gossamer.index.errors import IndexingError
 from gossamer.index.schema import (
     ANALYZER,
     INDEX_DIR,
+    TANTIVY_DIR,
     Fields,
     build_schema,
     fresh_path,
@@ -67,7 +68,6 @@ log = logging.getLogger(__name__)
 THRESHOLD = 0.10
 _KINDS = ("html", "pdf")  # every document has exactly one (``extract.kind_of``)
 _WRITER_HEAP = 128 * 1024 * 1024
-_TANTIVY_DIR = "tantivy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +89,8 @@ def tantivy_paths(crawl_dir: Path) -> list[Path]:
     """The folder of every tantivy index of ``DIR/index``: the single one, or each shard's."""
     shards = read_layout(crawl_dir)
     if shards is None:
-        return [crawl_dir / INDEX_DIR / _TANTIVY_DIR]
-    return [shard_path(crawl_dir, k) / _TANTIVY_DIR for k in range(shards)]
+        return [crawl_dir / INDEX_DIR / TANTIVY_DIR]
+    return [shard_path(crawl_dir, k) / TANTIVY_DIR for k in range(shards)]
 
 
 def recover(crawl_dir: Path) -> None:

@@ -35,6 +35,7 @@ __all__ = [
     "DOCSTORE_FILE",
     "INDEX_DIR",
     "RAW_FIELDS",
+    "TANTIVY_DIR",
     "TEXT_FIELDS",
     "Fields",
     "IndexHandle",
@@ -44,6 +45,7 @@ __all__ = [
     "drop_unusable",
     "fresh_path",
     "has_tantivy",
+    "holds_tantivy",
     "is_current",
     "make_analyzer",
     "open_index",
@@ -55,7 +57,7 @@ __all__ = [
 
 INDEX_DIR = "index"  # under the crawl folder
 DOCSTORE_FILE = "docs.db"  # under INDEX_DIR: the document store (gossamer.store.docstore)
-_TANTIVY_DIR = "tantivy"  # under INDEX_DIR, beside the document store
+TANTIVY_DIR = "tantivy"  # under INDEX_DIR (or a shard's folder), beside the document store
 _STORES = (DOCSTORE_FILE, "anchors.db")  # the SQLite files beside it
 # SQLite's codes for a file that is not a database or whose pages are broken; any other
 # fault (a lock, a permission) says nothing about the file itself.
@@ -169,9 +171,13 @@ def damaged(crawl_dir: Path, what: object) -> IndexingError:
 
 
 def has_tantivy(crawl_dir: Path) -> bool:
-    """Whether ``DIR/index`` holds a tantivy index (its ``meta.json``), whole or not; one
-    that a killed compaction left renamed aside (see :func:`settle`) counts."""
-    path = crawl_dir / INDEX_DIR / _TANTIVY_DIR
+    """Whether ``DIR/index`` holds a tantivy index (its ``meta.json``), whole or not."""
+    return holds_tantivy(crawl_dir / INDEX_DIR / TANTIVY_DIR)
+
+
+def holds_tantivy(path: Path) -> bool:
+    """Whether the tantivy folder ``path`` (the single index's, or a shard's) holds an index;
+    one that a killed compaction left renamed aside (see :func:`settle`) counts."""
     return any((p / "meta.json").is_file() for p in (path, retired_path(path)))
 
 
@@ -180,7 +186,7 @@ def committed(crawl_dir: Path) -> tuple[int, int, int] | None:
     which every commit changes (tantivy replaces the file whole); None when there is none.
     A server compares it with the one it opened, to see a later ``gossamer index``."""
     try:
-        meta = (crawl_dir / INDEX_DIR / _TANTIVY_DIR / "meta.json").stat()
+        meta = (crawl_dir / INDEX_DIR / TANTIVY_DIR / "meta.json").stat()
     except OSError:
         return None
     return meta.st_ino, meta.st_mtime_ns, meta.st_size
@@ -251,7 +257,7 @@ def open_index(crawl_dir: Path, *, create: bool) -> IndexHandle:
 
     Without ``create`` the index is only read, which works on a read-only folder too.
     """
-    path = crawl_dir / INDEX_DIR / _TANTIVY_DIR
+    path = crawl_dir / INDEX_DIR / TANTIVY_DIR
     analyzer = make_analyzer()
     try:
         index = open_tantivy(path, create=create)
@@ -278,7 +284,7 @@ def unusable(crawl_dir: Path) -> str:
     tantivy index and the document store disagree on whether anything is indexed: the store
     commits a batch after tantivy, with a mark while in between)."""
     index_dir = crawl_dir / INDEX_DIR
-    path = index_dir / _TANTIVY_DIR
+    path = index_dir / TANTIVY_DIR
     for name in _STORES:
         fault = _sqlite_damage(index_dir / name)
         if fault:

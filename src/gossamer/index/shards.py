@@ -30,6 +30,7 @@ from gossamer.index.errors import IndexingError
 from gossamer.index.schema import (
     ANALYZER,
     INDEX_DIR,
+    TANTIVY_DIR,
     Fields,
     IndexHandle,
     committed,
@@ -64,7 +65,6 @@ __all__ = [
 
 LAYOUT_FILE = "shards.json"  # in DIR/index: {"shards": N}
 _SHARDS_DIR = "shards"
-_TANTIVY_DIR = "tantivy"
 MAX_SHARDS = 256
 _WRITER_HEAP = 128 * 1024 * 1024  # per shard: N writers share what one had
 
@@ -108,7 +108,7 @@ def commits(crawl_dir: Path) -> tuple[tuple[int, int, int] | None, ...]:
     found: list[tuple[int, int, int] | None] = []
     for k in range(shards):
         try:
-            meta = (shard_path(crawl_dir, k) / _TANTIVY_DIR / "meta.json").stat()
+            meta = (shard_path(crawl_dir, k) / TANTIVY_DIR / "meta.json").stat()
         except OSError:
             found.append(None)
         else:
@@ -119,7 +119,7 @@ def commits(crawl_dir: Path) -> tuple[tuple[int, int, int] | None, ...]:
 def open_shard(folder: Path, *, create: bool) -> IndexHandle:
     """Open the tantivy index of one shard folder, as ``schema.open_index`` does one crawl's;
     with ``create``, make it when it does not exist yet (read-only folders work without)."""
-    path = folder / _TANTIVY_DIR
+    path = folder / TANTIVY_DIR
     try:
         index = open_tantivy(path, create=create)
     except OSError as exc:

@@ -14,7 +14,14 @@ from pathlib import Path
 from gossamer.errors import StoreError
 from gossamer.index.access import is_writing
 from gossamer.index.errors import IndexingError
-from gossamer.index.schema import DOCSTORE_FILE, INDEX_DIR, damaged, has_tantivy
+from gossamer.index.schema import (
+    DOCSTORE_FILE,
+    INDEX_DIR,
+    TANTIVY_DIR,
+    damaged,
+    has_tantivy,
+    holds_tantivy,
+)
 from gossamer.index.shards import read_layout, shard_path
 from gossamer.store.docstore import DocStore
 
@@ -69,6 +76,4 @@ def _has_tantivy(crawl_dir: Path) -> bool:
     shards = read_layout(crawl_dir)
     if shards is None:
         return has_tantivy(crawl_dir)
-    return all(
-        (shard_path(crawl_dir, k) / "tantivy" / "meta.json").is_file() for k in range(shards)
-    )
+    return all(holds_tantivy(shard_path(crawl_dir, k) / TANTIVY_DIR) for k in range(shards))

@@ -17,12 +17,12 @@ from gossamer.index.document import rewritten
 from gossamer.index.schema import (
     Fields,
     fresh_path,
-    has_tantivy,
     open_index,
     retired_path,
     settle,
 )
 from gossamer.search import SearchEngine
+from gossamer.search.ready import require_complete_index
 
 from .fake_crawl import FakePage, html, make_crawl, search_corpus
 
@@ -148,15 +148,18 @@ def test_a_single_index_and_its_shards_count_the_same_statistics(
             assert many_scores == pytest.approx(one_scores, rel=1e-6)
 
 
-def test_a_compaction_killed_between_its_renames_is_undone(tmp_path: Path, single: Path) -> None:
+@pytest.mark.parametrize("built", ["single", "sharded"])
+def test_a_compaction_killed_between_its_renames_is_undone(
+    tmp_path: Path, built: str, request: pytest.FixtureRequest
+) -> None:
     folder = tmp_path / "crawl"
-    shutil.copytree(single, folder, symlinks=True)
-    (path,) = tantivy_paths(folder)
+    shutil.copytree(request.getfixturevalue(built), folder, symlinks=True)
+    path = tantivy_paths(folder)[0]  # the index, or its first shard
     path.rename(retired_path(path))  # step 2 done, step 3 not
     fresh_path(path).mkdir()  # a new index half-written
     (fresh_path(path) / "junk").write_text("x")
 
-    assert has_tantivy(folder)
+    require_complete_index(folder)  # a search is not refused
     with SearchEngine(folder) as engine:  # a reader reads the old index where it lies
         assert engine.documents == DOCUMENTS
     assert not path.exists()  # and moved nothing: it holds no lock
