@@ -25,6 +25,7 @@ indexed pages, so most match something.
     python benchmarks/shards.py --out /tmp/shards --crawl /path/to/crawl-20000 \\
         --quality /tmp/quality          # the folders search_quality.py crawled
     python benchmarks/shards.py --out /tmp/shards ... --reuse   # search the same indexes again
+    python benchmarks/shards.py --out /tmp/shards-spark ... --engine spark  # shards built by Spark
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -74,9 +76,19 @@ def copy_crawl(source: Path, target: Path) -> Path:
     return target
 
 
+# ``--engine spark``: the sharded copy is indexed by Spark (``index --engine spark``), on
+# this one session; the single index stays the local engine's.
+_SPARK: list[Any] = []
+
+
 def indexed(folder: Path, shards: int | None) -> float:
     started = time.perf_counter()
-    report = build_index(folder, workers=2, shards=shards)
+    if shards is not None and _SPARK:
+        from gossamer.spark.indexer import index_on_spark  # noqa: PLC0415 - the spark extra
+
+        report = index_on_spark(_SPARK[0], folder, shards=shards)
+    else:
+        report = build_index(folder, workers=2, shards=shards)
     seconds = time.perf_counter() - started
     rank_crawl(folder)
     save_doc_ranks(folder)
@@ -208,7 +220,17 @@ def main() -> None:
     parser.add_argument(
         "--http", type=int, default=0, metavar="N", help="ask N queries over HTTP too"
     )
+    parser.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="the engine that builds the sharded copy (spark: local[2])",
+    )
     args = parser.parse_args()
+    if args.engine == "spark":
+        from gossamer.spark.session import spark_session  # noqa: PLC0415 - the spark extra
+
+        _SPARK.append(spark_session("local[2]"))
     print(
         "| crawl | queries | same top 10, in order | same top 10 URLs | index single / sharded"
         " | a query, single / sharded |"
