@@ -1,7 +1,8 @@
 """One SparkSession for every Spark test: starting the JVM costs seconds, a test's job less.
 
-``local[2]`` (this machine's two cores), four shuffle partitions, no web UI. Without
-PySpark or Java the tests that ask for it are skipped, saying which is missing.
+``local[2]`` (this machine's two cores), two shuffle partitions (one a core: four cost the
+Spark tests about 3 s more, in rounds of tiny tasks), no web UI. Without PySpark or Java the
+tests that ask for it are skipped, saying which is missing.
 """
 
 from __future__ import annotations
@@ -26,6 +27,6 @@ def spark() -> Iterator[SparkSession]:
     if problem is not None:
         pytest.skip(f"Spark needs Java: {problem}")
     session = spark_session("local[2]", app="gossamer-tests")
-    session.conf.set("spark.sql.shuffle.partitions", "4")
+    session.conf.set("spark.sql.shuffle.partitions", "2")
     yield session
     session.stop()
