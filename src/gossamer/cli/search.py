@@ -75,13 +75,8 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("index", help="index the crawled HTML and PDF pages of a crawl folder")
     p.set_defaults(run=run_index)
     p.add_argument("dir", type=path, metavar="DIR", help="crawl folder (holds crawl.db and warc/)")
-    p.add_argument(
-        "more",
-        nargs="*",
-        type=path,
-        metavar="DIR",
-        help="with --engine spark, more crawl folders (the workers' folders of a shared crawl,"
-        " indexed as one without a merge: the index and a catalogue of the folders go to --out)",
+    _more_folders(
+        p, "indexed as one without a merge: the index and a catalogue of them go to --out"
     )
     p.add_argument(
         "--workers",
@@ -101,19 +96,12 @@ def add_parsers(sub: Any) -> None:
         help="split a new index into N shards by URL, searched as one (later runs keep the"
         " index's shards; another number is refused)",
     )
-    _engine_flags(p, several=True)
+    _engine_flags(p)
     p = sub.add_parser("rank", help="compute PageRank per URL and per host")
     p.set_defaults(run=run_rank)
     p.add_argument("dir", type=path, metavar="DIR", help="crawl folder")
-    p.add_argument(
-        "more",
-        nargs="*",
-        type=path,
-        metavar="DIR",
-        help="with --engine spark, more crawl folders (the workers' folders of a shared crawl,"
-        " ranked as one graph without a merge; the ranks go to --out)",
-    )
-    _engine_flags(p, several=True)
+    _more_folders(p, "ranked as one graph without a merge; the ranks go to --out")
+    _engine_flags(p)
     p.add_argument(
         "--damping",
         type=fraction,
@@ -182,7 +170,18 @@ def add_parsers(sub: Any) -> None:
     _ranking_flags(p)
 
 
-def _engine_flags(p: argparse.ArgumentParser, *, several: bool) -> None:
+def _more_folders(p: argparse.ArgumentParser, how: str) -> None:
+    p.add_argument(
+        "more",
+        nargs="*",
+        type=path,
+        metavar="DIR",
+        help=f"with --engine spark, more crawl folders (the workers' folders of a shared crawl,"
+        f" {how})",
+    )
+
+
+def _engine_flags(p: argparse.ArgumentParser) -> None:
     group = p.add_argument_group("engine")
     group.add_argument(
         "--engine",
@@ -197,8 +196,6 @@ def _engine_flags(p: argparse.ArgumentParser, *, several: bool) -> None:
         " spark://HOST:7077, yarn, k8s://... (the crawl folders must be at the same path on"
         " every node: a shared file system)",
     )
-    if not several:
-        return
     group.add_argument(
         "--out",
         type=path,

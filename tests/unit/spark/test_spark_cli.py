@@ -1,5 +1,5 @@
 """``--engine spark`` on the command line: one error line when PySpark or Java is missing, and
-the local engine's refusal of several folders."""
+the local engine's refusal of several folders (``rank`` and ``index`` alike)."""
 
 from __future__ import annotations
 
@@ -40,17 +40,22 @@ def test_without_java_the_spark_engine_says_so_in_one_line(
     assert not (folder / "rank").exists()
 
 
-def test_the_local_engine_ranks_one_folder(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("command", ["rank", "index"])
+def test_the_local_engine_reads_one_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
-    assert main(["rank", str(_folder(tmp_path)), str(tmp_path), "--engine", "local"]) == 2
+    assert main([command, str(_folder(tmp_path)), str(tmp_path), "--engine", "local"]) == 2
     assert "merge the workers' folders first" in capsys.readouterr().err
+    assert main([command, str(_folder(tmp_path)), "--out", str(tmp_path / "o")]) == 2
+    assert "--out needs --engine spark" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("command", ["rank", "index"])
 def test_several_folders_on_spark_need_an_output_folder(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
-    assert main(["rank", str(_folder(tmp_path)), str(tmp_path), "--engine", "spark"]) == 2
+    assert main([command, str(_folder(tmp_path)), str(tmp_path), "--engine", "spark"]) == 2
     assert "needs --out DIR" in capsys.readouterr().err
 
 
