@@ -4,8 +4,9 @@ Data flow: the folders of a shared crawl's workers (each ``crawl.db``, ``warc/``
 ``index*.cdxj``) -> **catalogue** -> ``OUT``: a ``crawl.db`` with every folder's rows (the
 database half of ``merge``: ``merge.merge_databases``), an ``index.cdxj`` with every folder's
 lines, and a ``warc/`` of symbolic links, one to each WARC file where it is. No WARC file is
-read or copied on the way: ``gossamer index DIR... --engine spark --out OUT`` builds it, and the Spark tasks then read the workers' files through the links, as ``search``
-and ``serve`` of OUT do for cached copies and page versions.
+read or copied on the way: ``gossamer index DIR... --engine spark --out OUT`` builds it, and
+the Spark tasks then read the workers' files through the links, as ``search`` and ``serve``
+of OUT do for cached copies and page versions.
 
 Names. The K-th folder's file ``NAME`` is linked as ``K~NAME`` (Gossamer never writes a ``~``
 in a WARC name). A revisit record (an exact duplicate) names its original by the name it has
