@@ -40,7 +40,7 @@ class CrawlLock:
                 f"crawl folder {path.parent} is in use by another crawl (pid {holder})"
             )
         try:
-            refuse_catalogue(path.parent, "crawl, resume or recover")
+            refuse_catalogue(path.parent, "crawl, resume or recover each of them")
         except StoreError:
             self._lock.release()
             raise

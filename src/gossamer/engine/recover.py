@@ -43,6 +43,7 @@ from gossamer.robots import lasting_answer
 from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB, crawl_db_problem
+from gossamer.store.catalogue import refuse_catalogue
 from gossamer.store.warcscan import CRAWL_NAME, Cut
 from gossamer.urls import host_of
 
@@ -135,6 +136,7 @@ def _move_aside(folder: Path) -> Path | None:
 def recover(folder: Path) -> Recovery:
     """Rebuild ``crawl.db`` (only if it is missing, corrupt or incompatible: a healthy one is
     kept and brought level with the WARC files), ``index.cdxj`` and the reports."""
+    refuse_catalogue(folder, "recover each of them")  # its links' names are not the crawl's
     warcs = folder / "warc"
     if not any(CRAWL_NAME.match(path.name) for path in warcs.glob("*.warc.gz")):
         raise StoreError(f"no WARC files written by Gossamer in {warcs}: nothing to recover from")

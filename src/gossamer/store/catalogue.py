@@ -40,5 +40,5 @@ def refuse_catalogue(folder: Path, doing: str) -> None:
     if sources is not None:
         raise StoreError(
             f"{folder} is a catalogue of {len(sources)} crawl folders made by 'gossamer index"
-            f" --out', not a crawl: {doing} each of them ({', '.join(sources)})"
+            f" --out', not a crawl: {doing} ({', '.join(sources)})"
         )

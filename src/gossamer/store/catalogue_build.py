@@ -73,6 +73,7 @@ def build_catalogue(out: Path, folders: Sequence[Path]) -> CatalogueSummary:
     started = time.perf_counter()
     out = out.resolve()
     _require_usable(out)
+    sources = [read_source(folder, check_listed=False) for folder in folders]  # before OUT
     out.mkdir(parents=True, exist_ok=True)
     lock = PidLock(out / _LOCK)
     holder = lock.acquire()
@@ -81,7 +82,6 @@ def build_catalogue(out: Path, folders: Sequence[Path]) -> CatalogueSummary:
     try:
         for stale in out.glob(f"{_SCRATCH}*"):
             shutil.rmtree(stale, ignore_errors=True)  # a run killed on the way: ours now
-        sources = [read_source(folder, check_listed=False) for folder in folders]
         scratch = out / f"{_SCRATCH}{os.getpid()}"
         scratch.mkdir()
         try:
@@ -102,10 +102,12 @@ def build_catalogue(out: Path, folders: Sequence[Path]) -> CatalogueSummary:
 
 def _require_usable(out: Path) -> None:
     """``out`` absent, empty, holding only an index and ranks, or a catalogue already."""
-    if not out.exists() or catalogue_of(out) is not None:
+    if not out.exists():
         return
     if not out.is_dir():
         raise StoreError(f"{out} is not a folder")
+    if catalogue_of(out) is not None:
+        return
     others = sorted(p.name for p in out.iterdir() if p.name not in _KEPT)
     if others:
         raise StoreError(

@@ -211,7 +211,7 @@ def read_source(folder: Path, *, check_listed: bool = True) -> Source:
     """Check that ``folder`` holds a crawl database this Gossamer can merge, closed cleanly,
     that lists every page its WARC files hold (``check_listed``: a catalogue, which reads no
     WARC file on one machine, leaves such pages out instead; ``store/catalogue.py``)."""
-    refuse_catalogue(folder, "merge")
+    refuse_catalogue(folder, "give the folders it reads instead")
     database = folder / "crawl.db"
     wal = folder / "crawl.db-wal"
     if wal.is_file() and wal.stat().st_size:

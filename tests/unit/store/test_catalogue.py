@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gossamer.crawling.folder import CrawlLock
+from gossamer.engine.recover import recover
 from gossamer.errors import StoreError
 from gossamer.index import build_index
 from gossamer.index.archive import WarcReader
@@ -97,7 +98,18 @@ def test_a_catalogue_is_no_crawl(tmp_path: Path) -> None:
         pass
     with pytest.raises(StoreError, match="catalogue"):
         merge_crawls(tmp_path / "merged", [out])
-    # Nor is a crawl folder a place for a catalogue.
+    with pytest.raises(StoreError, match="recover each of them"):
+        recover(out)
+    with pytest.raises(StoreError, match="give the folders it reads instead"):
+        build_catalogue(tmp_path / "again", [out, first])
+    # Nor is a crawl folder, or a file, a place for a catalogue; a folder that is no crawl is
+    # refused before OUT is made.
     with pytest.raises(StoreError, match="a folder of its own"):
         build_catalogue(first, [second])
     assert catalogue_of(first) is None
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StoreError, match="is not a folder"):
+        build_catalogue(tmp_path / "file", [first])
+    with pytest.raises(StoreError, match="crawl database"):
+        build_catalogue(tmp_path / "never", [first, tmp_path / "empty"])
+    assert not (tmp_path / "never").exists() and not (tmp_path / "again").exists()
