@@ -29,6 +29,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from gossamer import __version__, logs
@@ -213,6 +214,10 @@ def _early_workers(words: list[str]) -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
 
 
+def _interrupted(_signum: int, _frame: FrameType | None) -> NoReturn:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     as_json = _wants_json(words)
@@ -224,6 +229,11 @@ def main(argv: list[str] | None = None) -> int:
         # once ordered. (A command line given by a caller, as the tests do, starts none.)
         from gossamer.spawning import start_workers  # noqa: PLC0415 - crawl only
 
+        # Until the crawl takes SIGTERM over (``cli/ending.py``), it means what Ctrl-C means:
+        # the started workers are stopped below and the command says it was interrupted. Left
+        # to the system's default, it killed this process alone, and Python's resource tracker
+        # then told of the workers' leaked semaphores.
+        signal.signal(signal.SIGTERM, _interrupted)
         early = start_workers(range(wanted))
     try:
         args = build_parser(words).parse_args(words, argparse.Namespace(early_workers=early))
