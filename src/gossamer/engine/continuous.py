@@ -9,14 +9,12 @@ picked up like any crawl. SIGINT or SIGTERM while it waits ends it as a stopped 
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import signal
-import threading
+import select
 import time
 from pathlib import Path
-from types import FrameType
 
+from gossamer.engine.interrupts import woken_by_signals
 from gossamer.store.reads import CrawlRecords
 
 __all__ = ["DUE", "NOTHING", "STOPPED", "next_due", "wait_for_due"]
@@ -38,15 +36,9 @@ def next_due(out: Path) -> float | None:
 def wait_for_due(out: Path) -> str:
     """Wait until a page of the crawl in ``out`` is due: :data:`DUE`, :data:`NOTHING`, or
     :data:`STOPPED` when SIGINT or SIGTERM came first."""
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     told = False
-    try:
-        while not stop.is_set():
+    with woken_by_signals() as woken:
+        while True:
             due = next_due(out)
             if due is None:
                 return NOTHING
@@ -57,9 +49,6 @@ def wait_for_due(out: Path) -> str:
                 when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(due))
                 log.warning("continuous: next page due at %s; waiting (Ctrl-C stops)", when)
                 told = True
-            stop.wait(min(remaining, _LOOK_AGAIN))
-        return STOPPED
-    finally:
-        for sig, handler in previous.items():
-            with contextlib.suppress(ValueError, TypeError):
-                signal.signal(sig, handler)
+            signalled, _, _ = select.select([woken], [], [], min(remaining, _LOOK_AGAIN))
+            if signalled:
+                return STOPPED

@@ -14,25 +14,22 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import multiprocessing.connection
-import os
 import pickle
 import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from types import FrameType
 from typing import Any
 
 from gossamer.crawling.reports import report_period
 from gossamer.engine.budget import PageBudget
+from gossamer.engine.interrupts import drain, woken_by_signals
 from gossamer.engine.partition import owner
 from gossamer.errors import StoreError
 from gossamer.spawning import FAILED
 
 __all__ = ["Coordinator", "coordinate"]
-
-_WAKE_BYTES = 64  # read at once from the signal pipe: any number of signals is one stop
 
 
 class Coordinator:
@@ -142,7 +139,7 @@ def coordinate(
     interval, report, deadline = timers
     period = interval  # grows when a report takes long (``report_period``)
     last_report = time.monotonic()
-    with _signals_woken() as woken:
+    with woken_by_signals() as woken:
         while len(coordinator.done) < len(processes):
             if time.monotonic() - last_report >= period:
                 started = time.monotonic()
@@ -161,7 +158,7 @@ def coordinate(
             waited: list[Connection | int] = [*open_links, *sentinels, control, woken]
             ready = multiprocessing.connection.wait(waited, timeout=timeout)
             if woken in ready:
-                os.read(woken, _WAKE_BYTES)
+                drain(woken)
                 coordinator.stop_all("signal")
             for link in ready:
                 if isinstance(link, Connection):
@@ -174,30 +171,6 @@ def coordinate(
                     if k not in coordinator.done:
                         processes[k].join()
                         coordinator.lost(k, _how(processes[k].exitcode))
-
-
-@contextlib.contextmanager
-def _signals_woken() -> Iterator[int]:
-    """SIGINT and SIGTERM while the coordinator runs: each only writes a byte to a pipe whose
-    reading end it yields, for the loop to wait on and stop the crawl. The handler itself does
-    nothing else: it runs between two steps of the loop's own code, and a stop sent from there
-    while the loop was putting to the same worker's inbox waited for ever on the queue's lock
-    (the crawl hung after SIGTERM). The handlers found are put back at the end."""
-    reading, writing = os.pipe()
-    os.set_blocking(writing, False)
-
-    def on_signal(_signum: int, _frame: FrameType | None) -> None:
-        with contextlib.suppress(OSError):  # the pipe full: a wake-up is waiting already
-            os.write(writing, b"s")
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield reading
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        os.close(reading)
-        os.close(writing)
 
 
 def _receive(coordinator: Coordinator, link: Connection, open_links: set[Connection]) -> None:

@@ -1,5 +1,7 @@
 """Ctrl-C and SIGTERM for a lone crawl: the first stops it after its in-flight fetches, the
-second stops waiting for them.
+second stops waiting for them; and for the loops that wait on file descriptors instead of an
+event loop (the ``--workers`` coordinator, ``--continuous`` between rounds), the signals as a
+pipe to wait on (:func:`woken_by_signals`).
 
 Data flow: the operating system's signals -> **interrupts** -> ``Crawler.stop("signal")``. A
 ``--workers`` worker ignores them: its coordinator decides what they mean. While a crawl
@@ -12,15 +14,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 from collections.abc import Callable, Iterator
 from types import FrameType
 
-__all__ = ["Interrupts", "finishing"]
+__all__ = ["Interrupts", "drain", "finishing", "woken_by_signals"]
 
 log = logging.getLogger(__name__)
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_WAKE_BYTES = 64  # read at once from the signal pipe: any number of signals is one stop
 
 
 class Interrupts:
@@ -81,3 +85,36 @@ def finishing() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def woken_by_signals() -> Iterator[int]:
+    """SIGINT and SIGTERM for a loop that waits on file descriptors (the ``--workers``
+    coordinator, ``--continuous`` between rounds): each signal only writes a byte to a pipe
+    whose reading end is yielded, for the loop to wait on and then act. A handler does
+    nothing else: it runs between two steps of the loop's own code, and one that put to a
+    queue, or set an event, while the loop held that object's lock waited for it for ever
+    (a ``--workers`` crawl hung after SIGTERM). The handlers found are put back at the end."""
+    reading, writing = os.pipe()
+    os.set_blocking(writing, False)
+
+    def on_signal(_signum: int, _frame: FrameType | None) -> None:
+        with contextlib.suppress(OSError):  # the pipe full: a wake-up is waiting already
+            os.write(writing, b"s")
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in _SIGNALS}
+    try:
+        yield reading
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        os.close(reading)
+        os.close(writing)
+
+
+def drain(woken: int) -> None:
+    """Empty the signal pipe of :func:`woken_by_signals` once its wake-up is handled."""
+    os.set_blocking(woken, False)
+    with contextlib.suppress(BlockingIOError):
+        while os.read(woken, _WAKE_BYTES):
+            pass
