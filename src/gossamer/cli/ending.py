@@ -16,6 +16,7 @@ summary is never lost to a SIGTERM in the crawl's last moment.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -45,7 +46,13 @@ def ending_quietly() -> Iterator[Callable[[], None]]:
         if not ended:
             raise KeyboardInterrupt
         name = signal.Signals(signum).name
-        print(f"gossamer: {name} received after the crawl ended", file=sys.stderr, flush=True)
+        # Straight to the descriptor: a handler runs between two steps of the main thread,
+        # which may be in the middle of a write to sys.stderr (the summary), and a print
+        # there fails with "reentrant call" inside the interrupted code.
+        with contextlib.suppress(OSError, ValueError):
+            os.write(
+                sys.stderr.fileno(), f"gossamer: {name} received after the crawl ended\n".encode()
+            )
 
     def install() -> None:
         for sig in _SIGNALS:
