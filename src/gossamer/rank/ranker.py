@@ -45,6 +45,17 @@ class LevelReport:
     seconds: float
     top: tuple[tuple[str, float], ...]  # the best nodes with their score x nodes
 
+    def as_json(self) -> dict[str, object]:
+        """The level as ``summary.json`` holds it (both engines write it so)."""
+        return {
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "iterations": self.iterations,
+            "residual": self.residual,
+            "converged": self.converged,
+            "seconds": round(self.seconds, 4),
+        }
+
     def line(self, name: str) -> str:
         state = "converged" if self.converged else "NOT converged"
         return (
@@ -75,19 +86,20 @@ class RankReport:
         return "\n".join(lines)
 
 
-def top_scores(
+def _top_scores(
     names: list[str], scores: npt.NDArray[np.float64], count: int
 ) -> tuple[tuple[str, float], ...]:
     """The ``count`` best names with their scores times the number of names (1 = average),
-    as the report shows them; both engines report with it."""
+    as the report shows them."""
     order = scores.argsort()[::-1][:count]
     n = len(names)
     return tuple((names[i], float(scores[i]) * n) for i in order)
 
 
-def _level(
+def level_report(
     names: list[str], edges: int, result: PageRankResult, seconds: float, top: int
 ) -> LevelReport:
+    """How one level's run went, with its ``top`` best names (both engines report with it)."""
     return LevelReport(
         nodes=len(names),
         edges=edges,
@@ -95,7 +107,7 @@ def _level(
         residual=result.residual,
         converged=result.converged,
         seconds=seconds,
-        top=top_scores(names, result.scores, top),
+        top=_top_scores(names, result.scores, top),
     )
 
 
@@ -143,28 +155,14 @@ def _rank(crawl_dir: Path, out: Path, damping: float, tolerance: float, top: int
     hosts = host_graph(graph)
     host_result = pagerank(hosts.src, hosts.dst, hosts.nodes, damping=damping, tolerance=tolerance)
     host_seconds = time.perf_counter() - started
-    urls = _level(graph.urls, len(graph.src), url_result, url_seconds, top)
-    host_level = _level(hosts.hosts, len(hosts.src), host_result, host_seconds, top)
+    urls = level_report(graph.urls, len(graph.src), url_result, url_seconds, top)
+    host_level = level_report(hosts.hosts, len(hosts.src), host_result, host_seconds, top)
     summary = {
         "damping": damping,
         "tolerance": tolerance,
         "norm": "L1",
-        "url": {
-            "nodes": urls.nodes,
-            "edges": urls.edges,
-            "iterations": urls.iterations,
-            "residual": urls.residual,
-            "converged": urls.converged,
-            "seconds": round(urls.seconds, 4),
-        },
-        "host": {
-            "nodes": host_level.nodes,
-            "edges": host_level.edges,
-            "iterations": host_level.iterations,
-            "residual": host_level.residual,
-            "converged": host_level.converged,
-            "seconds": round(host_level.seconds, 4),
-        },
+        "url": urls.as_json(),
+        "host": host_level.as_json(),
     }
     write_ranks(
         out,

@@ -23,7 +23,7 @@ from gossamer.rank.defaults import DAMPING, TOLERANCE
 from gossamer.rank.export import RANK_DIR, write_ranks
 from gossamer.rank.graph import HostGraph, UrlGraph
 from gossamer.rank.pagerank import PageRankResult
-from gossamer.rank.ranker import LevelReport, RankReport, only_run, top_scores
+from gossamer.rank.ranker import RankReport, level_report, only_run
 from gossamer.spark.linkgraph import read_link_graph
 from gossamer.spark.pagerank import SparkPageRank, spark_pagerank
 
@@ -50,29 +50,6 @@ def _result(run: SparkPageRank, scores: npt.NDArray[np.float64]) -> PageRankResu
         converged=run.converged,
         damping=run.damping,
         tolerance=run.tolerance,
-    )
-
-
-def _summary_level(report: LevelReport) -> dict[str, Any]:
-    return {
-        "nodes": report.nodes,
-        "edges": report.edges,
-        "iterations": report.iterations,
-        "residual": report.residual,
-        "converged": report.converged,
-        "seconds": round(report.seconds, 4),
-    }
-
-
-def _level(run: SparkPageRank, seconds: float, top: tuple[tuple[str, float], ...]) -> LevelReport:
-    return LevelReport(
-        nodes=run.nodes,
-        edges=run.edges,
-        iterations=run.iterations,
-        residual=run.residual,
-        converged=run.converged,
-        seconds=seconds,
-        top=top,
     )
 
 
@@ -162,8 +139,9 @@ def _rank(
     )
     url_scores = np.asarray(url_rows.column("pagerank").to_numpy(), dtype=np.float64)
     host_scores = np.asarray(host_rows.column("pagerank").to_numpy(), dtype=np.float64)
-    url_level = _level(url_run, url_seconds, top_scores(urls, url_scores, top))
-    host_level = _level(host_run, host_seconds, top_scores(hosts, host_scores, top))
+    url_result, host_result = _result(url_run, url_scores), _result(host_run, host_scores)
+    url_level = level_report(urls, url_run.edges, url_result, url_seconds, top)
+    host_level = level_report(hosts, host_run.edges, host_result, host_seconds, top)
     summary = {
         "damping": damping,
         "tolerance": tolerance,
@@ -171,15 +149,15 @@ def _rank(
         "engine": "spark",
         "master": spark.sparkContext.master,
         "folders": [str(folder) for folder in folders],
-        "url": _summary_level(url_level),
-        "host": _summary_level(host_level),
+        "url": url_level.as_json(),
+        "host": host_level.as_json(),
     }
     write_ranks(
         target,
         graph=url_graph,
-        url_result=_result(url_run, url_scores),
+        url_result=url_result,
         hosts=host_graph,
-        host_result=_result(host_run, host_scores),
+        host_result=host_result,
         summary=summary,
     )
     return RankReport(url_level, host_level, damping, tolerance, target)
