@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import gossamer.engine.crawler
+import gossamer.engine.backlog
 from gossamer.config import PolitenessConfig
 from gossamer.engine.backlog import build_frontier
 from gossamer.frontier import Backlog, Frontier
@@ -40,7 +40,7 @@ def test_a_small_window_spills_to_disk_and_still_crawls_every_url_once(
         built.append(frontier)
         return frontier
 
-    monkeypatch.setattr(gossamer.engine.crawler, "build_frontier", small_window)
+    monkeypatch.setattr(gossamer.engine.backlog, "build_frontier", small_window)
     web = build_web(WebSpec(seed=11, hosts=8, pages_per_host=20, latency=0.0))
     with ThreadedTestWeb(web) as site:
         run = crawl(site, tmp_path)

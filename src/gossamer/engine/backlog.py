@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
-from gossamer.config import PolitenessConfig
+from gossamer.config import CrawlConfig, PolitenessConfig
+from gossamer.crawling.limits import runs_to_end
 from gossamer.crawling.recrawl import conditions
 from gossamer.frontier import Backlog, Frontier, Job
 from gossamer.frontier.frontier import WINDOW
@@ -18,7 +19,7 @@ from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 
-__all__ = ["DatabaseBacklog", "build_frontier"]
+__all__ = ["DatabaseBacklog", "build_frontier", "crawl_frontier"]
 
 
 def build_frontier(
@@ -46,6 +47,18 @@ def build_frontier(
         window=window,
         sites=sites,
         to_the_end=to_the_end,
+    )
+
+
+def crawl_frontier(config: CrawlConfig, stats: CrawlStats, backlog: Backlog) -> Frontier:
+    """The frontier a crawl fetches from (a new crawl's, a resume's): its politeness, its
+    ``[[site]]`` tables, and the order its limits call for (``crawling/limits.runs_to_end``)."""
+    return build_frontier(
+        config.politeness,
+        stats,
+        backlog=backlog,
+        sites=SiteRules.of(config),
+        to_the_end=runs_to_end(config.max_pages, config.time_limit),
     )
 
 

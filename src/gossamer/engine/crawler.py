@@ -27,13 +27,12 @@ from dataclasses import dataclass
 from gossamer.config import CrawlConfig
 from gossamer.crawling.fetching import build_fetcher
 from gossamer.crawling.folder import CrawlLock
-from gossamer.crawling.limits import runs_to_end
 from gossamer.crawling.loop import CrawlLoop
 from gossamer.crawling.progress import Progress
 from gossamer.crawling.revisits import end_recrawl
 from gossamer.crawling.scope import scope_of
 from gossamer.crawling.verdict import judge
-from gossamer.engine.backlog import DatabaseBacklog, build_frontier, seed_fallbacks
+from gossamer.engine.backlog import DatabaseBacklog, crawl_frontier, seed_fallbacks
 from gossamer.engine.control import ControlServer
 from gossamer.engine.inbox import Inbox
 from gossamer.engine.interrupts import Interrupts, finishing
@@ -48,7 +47,6 @@ from gossamer.errors import StoreError
 from gossamer.frontier import Frontier
 from gossamer.monitor.channel import socket_path
 from gossamer.seeds import SeedList
-from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore
 
@@ -110,13 +108,7 @@ class Crawler:
         the database level with the WARC files (the torn tail of the newest is cut before the
         stores open); a worker's coordinator has done that already."""
         if not resuming:
-            return build_frontier(
-                self._config.politeness,
-                self.stats,
-                backlog=DatabaseBacklog(db),
-                sites=SiteRules.of(self._config),
-                to_the_end=runs_to_end(self._config.max_pages, self._config.time_limit),
-            )
+            return crawl_frontier(self._config, self.stats, DatabaseBacklog(db))
         fallbacks = seed_fallbacks(seed.urls for seed in self._seeds.seeds)
         if self._part is None:
             self.stats, frontier = resume_crawl(self._config, db, fallbacks)

@@ -32,10 +32,9 @@ from typing import Any
 from gossamer.config import CrawlConfig
 from gossamer.crawling.admission import Admitter
 from gossamer.crawling.folder import load_snapshot
-from gossamer.crawling.limits import runs_to_end
 from gossamer.crawling.recorder import Recorder, note_robots
 from gossamer.crawling.revisits import RECRAWL_SINCE, want_recrawl
-from gossamer.engine.backlog import DatabaseBacklog, build_frontier
+from gossamer.engine.backlog import DatabaseBacklog, build_frontier, crawl_frontier
 from gossamer.engine.partition import Part
 from gossamer.engine.replay import Reconciliation, reconcile
 from gossamer.fetch import LOCAL_FAULTS
@@ -305,13 +304,7 @@ def _frontier(
     """Step 4: the frontier with its seen-set, its disk backlog (which gives queued seeds
     their fallbacks back) and the valid robots.txt answers of the origins ``keep`` accepts."""
     disk = DatabaseBacklog(db, fallbacks)
-    frontier = build_frontier(
-        config.politeness,
-        stats,
-        backlog=disk,
-        sites=SiteRules.of(config),
-        to_the_end=runs_to_end(config.max_pages, config.time_limit),
-    )
+    frontier = crawl_frontier(config, stats, disk)
     frontier.restore(seen, backlog, _budget_used(config, db, keep_host))
     restore_robots(config, db, frontier, stats, keep=keep)
     return frontier
