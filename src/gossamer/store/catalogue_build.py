@@ -39,7 +39,7 @@ from gossamer.errors import StoreError
 from gossamer.lockfile import PidLock
 from gossamer.store.catalogue import CATALOGUE_FILE, catalogue_of
 from gossamer.store.merge import Source, merge_databases, read_source
-from gossamer.store.merge_warc import Placement, Relocation, merge_index
+from gossamer.store.merge_warc import Placement, Relocation, merge_index, warc_files
 from gossamer.store.revisits import CATALOGUE_MARK
 
 __all__ = ["CatalogueSummary", "build_catalogue"]
@@ -124,16 +124,14 @@ def _link_files(sources: Sequence[Source], warc: Path) -> tuple[int, list[Reloca
     relocations = []
     for position, source in enumerate(sources, 1):
         relocation = Relocation()
-        folder = (source.folder / "warc").resolve()
-        try:
-            names = sorted(p.name for p in folder.glob("*.warc.gz") if p.is_file())
-            for name in names:
-                link = f"{position}{CATALOGUE_MARK}{name}"
-                (warc / link).symlink_to(folder / name)
-                relocation.places[name] = Placement(link)
-                linked += 1
-        except OSError as exc:
-            raise StoreError(f"cannot link the WARC files of {folder}: {exc.strerror}") from exc
+        for file in sorted(warc_files(source.folder)):
+            link = f"{position}{CATALOGUE_MARK}{file.name}"
+            try:
+                (warc / link).symlink_to(file.resolve())
+            except OSError as exc:
+                raise StoreError(f"cannot link {file} as {warc / link}: {exc.strerror}") from exc
+            relocation.places[file.name] = Placement(link)
+            linked += 1
         relocations.append(relocation)
     return linked, relocations
 

@@ -55,6 +55,7 @@ __all__ = [
     "place_files",
     "plan_names",
     "revisit_records",
+    "warc_files",
 ]
 
 _GZIP_WBITS = 31
@@ -73,7 +74,7 @@ def plan_names(sources: Sequence[Path]) -> list[dict[str, str]]:
     plans: list[dict[str, str]] = []
     writers = 0
     for position, folder in enumerate(sources, 1):
-        names = sorted(path.name for path in _warc_files(folder))
+        names = sorted(path.name for path in warc_files(folder))
         found = {match["prefix"] for name in names if (match := CRAWL_NAME.match(name))}
         numbers: dict[str, int] = {}
         for prefix in sorted(found, key=_writer_order):
@@ -96,7 +97,8 @@ def _writer_order(prefix: str) -> int:
     return -1 if prefix == "gossamer" else int(prefix.rsplit("-w", 1)[1])
 
 
-def _warc_files(folder: Path) -> list[Path]:
+def warc_files(folder: Path) -> list[Path]:
+    """The WARC files of a crawl folder's ``warc/`` (a ``StoreError`` when it cannot be listed)."""
     warc = folder / "warc"
     try:
         return [path for path in warc.glob("*.warc.gz") if path.is_file()]
