@@ -65,6 +65,20 @@ class FetchConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class RenderConfig:
+    """``[render]``: pages rendered in Chromium, whose requests go through the fetcher."""
+
+    hosts: tuple[str, ...] = ()  # host globs whose pages are rendered (`--render`)
+    auto: tuple[str, ...] = ()  # host globs whose script-built pages are (`--render-auto`)
+    pool: int = 2  # pages rendered at once, per crawler process (one browser each)
+    page_timeout: float = 20.0  # seconds a page may take to settle; then kept as it is
+    max_requests: int = 50  # sub-resources one page may fetch; past it they are refused
+    block: tuple[str, ...] = ("image", "media", "font")  # sub-resource kinds not loaded
+    memory_mb: int = 1024  # each browser's JavaScript heap
+    browser: str | None = None  # the Chromium executable; None: chromium on the PATH
+
+
+@dataclass(frozen=True, slots=True)
 class ExtractRule:
     """One ``[[extract]]`` table: a named field pulled from every page whose URL matches."""
 
@@ -101,7 +115,12 @@ class SiteConfig:
     # GOSSAMER_PROXY_PASSWORD), over --proxy and the environment; "none": direct
     proxy: str | None = None
     cookies: str | None = None  # a Netscape cookie file (curl -c, wget --save-cookies)
-    render: bool | None = None  # reserved for a later release: refused if given
+    # render the site's pages in Chromium: true, false, or "auto" (only pages whose HTML
+    # looks script-built); over --render and --render-auto (gossamer.render)
+    render: bool | str | None = None
+    # kinds of sub-resource a rendered page may not load: "image", "media", "font", ...
+    # (Playwright's resource types); over [render] block
+    block: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, value: SiteConfig | dict[str, Any]) -> SiteConfig:
@@ -115,6 +134,8 @@ class SiteConfig:
             table["delay"] = parse_duration(delay)
         elif isinstance(delay, int) and not isinstance(delay, bool):
             table["delay"] = float(delay)
+        if isinstance(table.get("block"), list):
+            table["block"] = tuple(table["block"])
         headers = table.get("headers")
         if isinstance(headers, dict):
             table["headers"] = tuple(headers.items())
@@ -204,6 +225,7 @@ class CrawlConfig:
     fetch: FetchConfig = field(default_factory=FetchConfig)
     scope: ScopeConfig = field(default_factory=ScopeConfig)
     recrawl: RecrawlConfig = field(default_factory=RecrawlConfig)
+    render: RenderConfig = field(default_factory=RenderConfig)
     # ``[[site]]`` tables: per-site politeness, budget and request settings (gossamer.sites)
     sites: tuple[SiteConfig, ...] = ()
 
@@ -228,6 +250,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "fetch": FetchConfig,
     "scope": ScopeConfig,
     "recrawl": RecrawlConfig,
+    "render": RenderConfig,
 }
 
 

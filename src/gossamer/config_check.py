@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
 import resource
 from collections.abc import Callable
@@ -116,6 +117,34 @@ def _resolve(value: Any) -> str | None:
         except ConfigError:
             return f"entry {shortened(entry, 80)!r} is not HOST:IP, HOST:PORT:IP or *.DOMAIN:IP"
     return None
+
+
+def _executable(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or "\x00" in value:
+        return "must be the path of a program"
+    if not os.access(value, os.X_OK) or Path(value).is_dir():
+        return "names no program this user may run"
+    return None
+
+
+def _globs(value: Any) -> str | None:
+    from gossamer.sites import glob_problem  # noqa: PLC0415 (the one rule for a host glob)
+
+    if not _strings(value):
+        return "must be a list of host globs such as '*.example.org'"
+    for glob in value:
+        problem = glob_problem(glob)
+        if problem is not None:
+            return f"{shortened(glob, 60)!r} {problem}"
+    return None
+
+
+def _kinds(value: Any) -> str | None:
+    from gossamer.render.choice import kinds_problem  # noqa: PLC0415
+
+    return kinds_problem(value)
 
 
 def _media_types(value: Any) -> str | None:
@@ -344,6 +373,14 @@ RULES: dict[str, Check] = {
     "fetch.cookies_file": _cookie_file,
     "fetch.warc_cookies": _flag,
     "fetch.http2": _flag,
+    "render.hosts": _globs,
+    "render.auto": _globs,
+    "render.pool": _whole(1, high=16),
+    "render.page_timeout": _seconds(above_zero=True),
+    "render.max_requests": _whole(0),
+    "render.block": _kinds,
+    "render.memory_mb": _whole(64),
+    "render.browser": _executable,
     "scope.max_depth": _whole(0, optional=True),
     "scope.max_url_length": _whole(1),
     "scope.max_pages_per_host": _whole(1, optional=True),

@@ -26,6 +26,7 @@ from gossamer.config import (
     FetchConfig,
     PolitenessConfig,
     RecrawlConfig,
+    RenderConfig,
     ScopeConfig,
     SiteConfig,
 )
@@ -41,6 +42,7 @@ _SECTIONS: tuple[tuple[str, type[Any], str], ...] = (
     ("fetch", FetchConfig, "`[fetch]`: one request and its answer"),
     ("scope", ScopeConfig, "`[scope]`: which URLs are crawled at all"),
     ("recrawl", RecrawlConfig, "`[recrawl]`: when a page is due again (`--recrawl due`)"),
+    ("render", RenderConfig, "`[render]`: pages rendered in Chromium (the render extra)"),
 )
 
 _MEANINGS = {

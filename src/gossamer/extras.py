@@ -13,6 +13,8 @@
     http2    httpcore, h2                crawl --http2 (https over HTTP/2, fetch/http2.py)
     spark    pyspark                     index and rank --engine spark (and Java 17);
                                          not in ``all``: Spark itself is a 450 MB download
+    render   playwright                  crawl --render (and Chromium from the system);
+                                         not in ``all``: a browser is no small install
 
 A command checks for its extras before it starts (:func:`require`), so a missing one is a
 ``gossamer: error: gossamer index needs the search extra: pip install 'gossamer[search]'``
@@ -48,6 +50,7 @@ EXTRAS: Mapping[str, tuple[str, ...]] = {
 # needs Java), and no command runs without it being asked for (``--engine spark``).
 APART: Mapping[str, tuple[str, ...]] = {
     "spark": ("pyspark",),
+    "render": ("playwright",),
 }
 
 

@@ -79,6 +79,8 @@ class SiteRule:
     headers: tuple[tuple[str, str], ...]  # sent besides the fetcher's own
     proxy: str | None  # the site's proxy URL; None: the crawl's own route
     cookies: str | None  # absolute path of the site's Netscape cookie file; None: none
+    render: bool | str | None = None  # the table's render (True, False, "auto"); None: unset
+    block: tuple[str, ...] | None = None  # sub-resource kinds a rendered page may not load
 
 
 def specificity(pattern: str) -> tuple[bool, int]:
@@ -171,6 +173,8 @@ class SiteRules:
             headers=first("headers"),
             proxy=first("proxy"),
             cookies=first("cookies"),
+            render=first("render"),
+            block=first("block"),
         )
 
 
@@ -190,12 +194,10 @@ def site_problem(value: Any) -> str | None:
     unknown = sorted(set(table) - _KEYS)
     if unknown:
         return f"has an unknown key {shortened(str(unknown[0]), 40)!r}"
-    if table.get("render") is not None:
-        return "render is reserved for a later release and not supported yet"
     match = table.get("match")
     if not isinstance(match, str):
         return "needs a match key: a host glob such as '*.example.org'"
-    problem = _glob_problem(match)
+    problem = glob_problem(match)
     if problem is not None:
         return f"match {shortened(match, 60)!r} {problem}"
     try:
@@ -212,7 +214,8 @@ def site_problem(value: Any) -> str | None:
     return None
 
 
-def _glob_problem(pattern: str) -> str | None:
+def glob_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is no host glob (``[[site]]``'s match, ``--render``), or None."""
     lowered = pattern.lower()
     if not lowered.isascii():
         return "is not ASCII: write an international name as punycode (xn--...)"
@@ -264,6 +267,12 @@ def _headers(value: Any) -> str | None:
     return None
 
 
+def _render(value: Any) -> str | None:
+    if isinstance(value, bool) or value == "auto":
+        return None
+    return 'must be true, false or "auto"'
+
+
 _CHECKS = {
     "delay": _delay,
     "max_per_host": _whole(1, MAX_CONCURRENCY),
@@ -274,6 +283,8 @@ _CHECKS = {
     # Netscape cookie file), so a site's are checked exactly as --proxy and --cookies are
     "proxy": RULES["fetch.proxy"],
     "cookies": RULES["fetch.cookies_file"],
+    "render": _render,
+    "block": RULES["render.block"],
 }
 
 

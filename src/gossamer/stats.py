@@ -63,6 +63,9 @@ class CrawlStats:
     # A recrawl's answers (crawling/recrawl.py: new, not_modified, unchanged, changed, gone,
     # failed; due; bytes_saved by 304s), recounted from crawl.db on resume
     recrawl: Counter[str] = field(default_factory=Counter)
+    # Pages by how a browser rendered them (rendered, unsettled, failed) and those that looked
+    # script-built but were not rendered ("hint"): crawl.db's pages.render, recounted on resume
+    render: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
     statuses: Counter[int] = field(default_factory=Counter)
     hosts: dict[str, HostStats] = field(default_factory=dict)
@@ -92,6 +95,7 @@ class CrawlStats:
             skipped_scope=Counter(self.skipped_scope),
             other_languages=Counter(self.other_languages),
             recrawl=Counter(self.recrawl),
+            render=Counter(self.render),
             statuses=Counter(self.statuses),
             hosts={
                 name: HostStats(
@@ -175,6 +179,7 @@ class CrawlStats:
             "other_languages": dict(self.other_languages),
             "session_ids_stripped": self.session_ids_stripped,
             "recrawl": dict(self.recrawl),
+            "render": dict(self.render),
             "errors": dict(self.errors),
             "error_total": sum(self.errors.values()),
             "statuses": {str(k): v for k, v in sorted(self.statuses.items())},

@@ -39,6 +39,7 @@ from gossamer.errors import ConfigError, escaped
 from gossamer.extras import require
 from gossamer.fetch.proxy import PASSWORD_ENV
 from gossamer.plan import CrawlPlan, begin_crawl, plan_crawl
+from gossamer.render.choice import check_renderable
 from gossamer.seeds import MAX_URL_LENGTH, SeedList, read_seeds
 from gossamer.store import MetadataDB
 from gossamer.store.reports import ending_line
@@ -71,6 +72,8 @@ FLAGS = {
     "fetch.cookies_file": "--cookies",
     "fetch.warc_cookies": "--warc-cookies",
     "fetch.http2": "--http2",
+    "render.hosts": "--render",
+    "render.auto": "--render-auto",
     "politeness.respect_nofollow": "--nofollow",
     "scope.sitemaps": "--no-sitemaps",
     "resolve": "--resolve",
@@ -179,6 +182,22 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="send https requests over HTTP/2 where the server offers it, HTTP/1.1 where not"
         " (proxied requests stay HTTP/1.1; needs the http2 extra)",
+    )
+    p.add_argument(
+        "--render",
+        action="append",
+        default=[],
+        metavar="HOSTGLOB",
+        help="render the pages of these hosts in Chromium ('*' for all), their own requests"
+        " fetched by the crawl; may repeat (needs the render extra and chromium)",
+    )
+    p.add_argument(
+        "--render-auto",
+        action="append",
+        default=[],
+        metavar="HOSTGLOB",
+        help="render the pages of these hosts that look script-built (scripts, and no links"
+        " or little text); may repeat",
     )
     p.add_argument(
         "--resolve",
@@ -387,6 +406,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "fetch.cookies_file": args.cookies,
         "fetch.warc_cookies": True if args.warc_cookies else None,
         "fetch.http2": True if args.http2 else None,
+        "render.hosts": tuple(h.strip().lower() for h in args.render) or None,
+        "render.auto": tuple(h.strip().lower() for h in args.render_auto) or None,
         "politeness.respect_nofollow": args.nofollow,
         "scope.sitemaps": False if args.no_sitemaps else None,
         "resolve": tuple(args.resolve) or None,
@@ -503,6 +524,7 @@ def run_shared_crawl(args: argparse.Namespace, ended: Callable[[], None]) -> int
     wanted = requested(args.config, _with_seed_area(args, _overrides(args)), FLAGS)
     config = settle(CrawlConfig(seeds=args.seeds, out=args.out), wanted)
     proxies_of(config)  # the environment's proxies too: refused here, in one line
+    check_renderable(config)
     seeds = read_seeds(config.seeds, max_url_length=config.scope.max_url_length)
     _check_seeds(config, seeds)
     shared = shared_of(args, "gossamer crawl --frontier")
@@ -522,6 +544,7 @@ def run_crawl(args: argparse.Namespace) -> int:
         proxies_of(plan.config)  # the environment's proxies too: refused here, in one line
         if plan.config.fetch.http2:
             require("gossamer crawl --http2", "http2")
+        check_renderable(plan.config)
         config, note = begin_crawl(plan)
         if note is not None:
             print(f"gossamer: warning: {note}", file=sys.stderr, flush=True)

@@ -42,6 +42,7 @@ __all__ = [
     "fetched_robots",
     "internal_error",
     "store_page",
+    "store_resource",
     "store_robots",
 ]
 
@@ -162,6 +163,28 @@ def store_page(
     except Exception:  # one response never ends the crawl
         internal_error(stats, db, job, result, location=location, purpose=purpose)
         return False
+
+
+def store_resource(
+    recorder: Recorder,
+    warc: WarcStore,
+    cdxj: CdxjWriter,
+    job: Job,
+    result: FetchResult,
+    *,
+    stats: CrawlStats,
+    db: MetadataDB,
+) -> None:
+    """Archive and record one request a rendered page made (``job``: the resource's URL, its
+    page's host, depth and URL as referrer)."""
+    location = None
+    try:
+        location = archive(warc, cdxj, job, result, "resource")
+        recorder.record_resource(job, result, location)
+    except StoreError:
+        raise
+    except Exception:  # one response never ends the crawl
+        internal_error(stats, db, job, result, location=location, purpose="resource")
 
 
 def store_robots(

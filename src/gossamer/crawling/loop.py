@@ -37,6 +37,7 @@ from gossamer.stats import CrawlStats
 
 if TYPE_CHECKING:
     from gossamer.plugins.hooks import Verdict
+    from gossamer.render.renderer import Renderer
 
 __all__ = ["CrawlLoop", "HooksThread", "Store", "page_done"]
 
@@ -61,6 +62,10 @@ class Store(Protocol):
         """Archive and record a robots.txt fetch: the rules it leaves, and its final hop."""
         ...
 
+    def resource(self, job: Job, result: FetchResult) -> None:
+        """Archive and record a request a rendered page made (``gossamer.render``)."""
+        ...
+
 
 def page_done(job: Job, result: FetchResult, stored: bool, max_retries: int) -> PageDone:
     """Which answer a page fetch was, and whether its URL is asked again."""
@@ -80,6 +85,7 @@ class CrawlLoop:
         max_retries: int,
         is_sitemap: Callable[[Job], bool],
         on_fault: Callable[[StoreError], None],
+        renderer: Renderer | None = None,
     ) -> None:
         self._seam = seam
         self._store = store
@@ -88,10 +94,21 @@ class CrawlLoop:
         self._is_sitemap = is_sitemap
         self._on_fault = on_fault
         self._hooks_thread = HooksThread()
+        self._renderer = renderer
 
     def close(self) -> None:
         """End the plugins' thread (after every ``run`` of this loop has returned)."""
         self._hooks_thread.close()
+
+    async def aclose(self) -> None:
+        """End the browser, if pages were rendered, and the plugins' thread."""
+        renderer, self._renderer = self._renderer, None
+        if renderer is not None:
+            if renderer.refused:
+                why = ", ".join(f"{k}: {n}" for k, n in sorted(renderer.refused.items()))
+                log.info("requests of rendered pages refused: %s", why)
+            await renderer.close()
+        self.close()
 
     async def run(self, fetcher: Fetcher) -> None:
         seam = self._seam
@@ -133,6 +150,16 @@ class CrawlLoop:
                 conditions=job.revisit.conditions if job.revisit else (),
             )
             result = await fetched(job.url, fetch)
+            renderer = self._renderer
+            if renderer is not None and not self._is_sitemap(job) and renderer.wanted(job, result):
+                # Still holding the host's slot: the page's own requests are this host's.
+                result = await renderer.render(
+                    job,
+                    result,
+                    rules=self._seam.rules_for(job.url),
+                    fetcher=fetcher,
+                    keep=lambda sub: self._store.resource(_resource_job(job, sub), sub),
+                )
         await self.page_fetched(ticket, result)
 
     async def page_fetched(self, ticket: Ticket, result: FetchResult) -> None:
@@ -150,6 +177,12 @@ class CrawlLoop:
             verdict = None if work is None else await self._hooks_thread.run(work)
             stored = self._store.store(job, result, verdict)
         await self._seam.page_done(ticket, page_done(job, result, stored, self._max_retries))
+
+
+def _resource_job(page: Job, result: FetchResult) -> Job:
+    """How a rendered page's request is recorded: its page's host and depth, the page as
+    its referrer."""
+    return Job(url=result.url, host=page.host, depth=page.depth, referrer=page.url)
 
 
 class HooksThread:

@@ -35,11 +35,16 @@ from gossamer.urls.canonical import CanonicalLinks
 if TYPE_CHECKING:
     from gossamer.plugins.hooks import CrawlHooks, Verdict
 
-__all__ = ["HTML_TYPES", "PARSE_LIMIT", "Recorder", "note_robots"]
+__all__ = ["ASKED_ON_A_GUESS", "HINT", "HTML_TYPES", "PARSE_LIMIT", "Recorder", "note_robots"]
 
 log = logging.getLogger(__name__)
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+HINT = "hint"  # pages.render of a page that looked script-built and was not rendered
+_DOM_TYPE = "text/html; charset=utf-8"
+# Requests made on a guess (a sitemap, a rendered page's own): a 404 or 410 is not an error.
+ASKED_ON_A_GUESS = ("sitemap", "resource")
+# a rendered DOM is serialised as UTF-8
 PARSE_LIMIT = 4 * 1024 * 1024  # bytes of a page handed to the HTML parser
 
 
@@ -184,6 +189,11 @@ class Recorder:
         change = self._revisits.judge(job, result, row) if purpose == "page" else None
         if change is not None and change.keeps_row:
             return False  # the stored copy holds (or the page is asked again): nothing new
+        parsed = self._parsed(result) if purpose == "page" else None
+        if parsed is not None and (result.render or parsed.script_built):
+            state = result.render or HINT
+            row = replace(row, render=state)
+            self._stats.render[state] += 1
         self._db.add_page(row)
         if change is not None and change.revisit:
             self._db.unlink(result.url)  # a new version's links replace the old ones
@@ -206,11 +216,41 @@ class Recorder:
             stats.pages += 1
             stats.host(job.host).pages += 1
             stats.hourly[int((self._clock() - stats.started + stats.elapsed_before) // 3600)] += 1
-        if media_type(result.content_type) in HTML_TYPES:
+        if parsed is not None:
             # The parse also gives the page's title and noindex; crawl.db has no column for
             # them yet (the index reads them again from the WARC record).
-            self._links(job, result, follow=self._follows(result), verdict=verdict)
+            self._links(job, result, parsed, follow=self._follows(result), verdict=verdict)
         return True
+
+    def _parsed(self, result: FetchResult) -> ParsedPage | None:
+        """A stored HTML page parsed for its links (a rendered page: its DOM); else None."""
+        if (
+            not 200 <= result.status < 300
+            or result.error
+            or result.skipped_body
+            or result.is_redirect
+            or media_type(result.content_type) not in HTML_TYPES
+        ):
+            return None
+        # The parse tree costs ~24x the bytes parsed: links are taken from the first
+        # PARSE_LIMIT bytes only, which bounds memory per page (the WARC keeps the whole body).
+        return parse_html(
+            _parse_bytes(result), result.url, _parse_type(result), links=self._links_met
+        )
+
+    def record_resource(self, job: Job, result: FetchResult, location: WarcLocation | None) -> None:
+        """Count and record one request a rendered page made (``purpose`` "resource"): a
+        request like any, neither a page nor a source of links."""
+        try:
+            self._count(job, result, "resource")
+            self._db.add_page(
+                page_row(
+                    result, location, depth=job.depth, referrer=job.referrer, host=job.host,
+                    purpose="resource",
+                )
+            )  # fmt: skip
+        finally:
+            self._db.end_exchange()
 
     def _follows(self, result: FetchResult) -> bool:
         """Whether the links of a stored HTML page are followed: not those of a page in a
@@ -244,8 +284,11 @@ class Recorder:
             host.bytes += len(result.body)
         if result.error:
             stats.record_error(result.error, job.host)
-        elif result.status >= 400 and not (purpose == "sitemap" and result.status in (404, 410)):
-            # (Most hosts have no /sitemap.xml; asking for it is no fault of theirs.)
+        elif result.status >= 400 and not (
+            purpose in ASKED_ON_A_GUESS and result.status in (404, 410)
+        ):
+            # (Most hosts have no /sitemap.xml, nor the /favicon.ico a browser asks for;
+            # asking for them is no fault of theirs.)
             stats.record_error(f"http_{result.status}", job.host)
 
     def _redirect(self, job: Job, result: FetchResult) -> None:
@@ -266,13 +309,14 @@ class Recorder:
         )
 
     def _links(
-        self, job: Job, result: FetchResult, *, follow: bool = True, verdict: Verdict | None = None
+        self,
+        job: Job,
+        result: FetchResult,
+        parsed: ParsedPage,
+        *,
+        follow: bool = True,
+        verdict: Verdict | None = None,
     ) -> ParsedPage:
-        # The parse tree costs ~24x the bytes parsed: links are taken from the first
-        # PARSE_LIMIT bytes only, which bounds memory per page (the WARC keeps the whole body).
-        parsed = parse_html(
-            result.content[:PARSE_LIMIT], result.url, result.content_type, links=self._links_met
-        )
         if parsed.depth_capped:
             # Over the parse's cost bound: links are those read before the nesting went too
             # deep. Counted beside the errors (the page is stored as it came).
@@ -324,7 +368,7 @@ class Recorder:
             return None
 
         def work() -> Verdict:
-            parsed = parse_html(result.content[:PARSE_LIMIT], result.url, result.content_type)
+            parsed = parse_html(_parse_bytes(result), result.url, _parse_type(result))
             page = self._page(job, result, [link.url for link in parsed.links])
             return hooks.judge(page, self._hooked(parsed, result.url, job))
 
@@ -343,9 +387,19 @@ class Recorder:
 
     @staticmethod
     def _page(job: Job, result: FetchResult, targets: list[str]) -> Page:
-        html, _ = decode_html(result.content[:PARSE_LIMIT], result.content_type)
+        html, _ = decode_html(_parse_bytes(result), _parse_type(result))
         return Page(result.url, result.status, result.content_type, html, tuple(targets),
                     job.depth)  # fmt: skip
+
+
+def _parse_bytes(result: FetchResult) -> bytes:
+    """What a page's links are read from: its rendered DOM if it has one, else its body."""
+    source = result.rendered if result.rendered is not None else result.content
+    return source[:PARSE_LIMIT]
+
+
+def _parse_type(result: FetchResult) -> str:
+    return _DOM_TYPE if result.rendered is not None else result.content_type
 
 
 def _hooks_of(admitter: Admitter, stats: CrawlStats, db: MetadataDB) -> CrawlHooks | None:

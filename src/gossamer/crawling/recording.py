@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from gossamer.config import CrawlConfig
 from gossamer.crawling.admission import Admitter, Queue
-from gossamer.crawling.exchange import store_page, store_robots
+from gossamer.crawling.exchange import store_page, store_resource, store_robots
 from gossamer.crawling.limits import page_room
 from gossamer.crawling.recorder import Recorder, note_robots
 from gossamer.errors import StoreError
@@ -107,6 +107,14 @@ class Recording:
         if stored:
             self.stats.record_stored(result.content_type)
         return stored
+
+    def resource(self, job: Job, result: FetchResult) -> None:
+        """Archive and record a request a rendered page made (``gossamer.render``)."""
+        if result.status:
+            self.stats.record_response(job.host, result.elapsed)
+        store_resource(
+            self.recorder, self.warc, self.cdxj, job, result, stats=self.stats, db=self.db
+        )
 
     def plugin_work(self, job: Job, result: FetchResult) -> Callable[[], Verdict] | None:
         """The hooks' work on this page, to run off the event loop (``Recorder.plugin_work``)."""

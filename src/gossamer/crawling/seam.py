@@ -75,6 +75,11 @@ class Seam(Protocol):
         """Held around each request: a pause holds the request here."""
         ...
 
+    def rules_for(self, url: str) -> RobotsRules | None:
+        """The robots.txt rules known here for ``url``'s origin, None if none are (a
+        rendered page's own requests are checked against them)."""
+        ...
+
     def knows_robots(self, url: str) -> bool:
         """Whether ``url`` is a robots.txt whose valid answer is known (a robots.txt redirect
         ending there is not followed)."""

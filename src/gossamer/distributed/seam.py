@@ -172,6 +172,10 @@ class RedisSeam:
     def fetching(self) -> AbstractAsyncContextManager[None]:
         return contextlib.nullcontext()  # a pause is a LEASE answer: no ticket is handed out
 
+    def rules_for(self, url: str) -> RobotsRules | None:
+        cached = self._rules_cache.get(origin_of(url))
+        return cached[0] if cached is not None and cached[1] > time.monotonic() else None
+
     def knows_robots(self, url: str) -> bool:
         return False  # a redirect to another origin's robots.txt is followed and archived
 

@@ -45,6 +45,9 @@ LOCAL = frozenset(
         "fetch.ca_file",
         "fetch.proxy",
         "fetch.cookies_file",
+        "render.pool",
+        "render.browser",
+        "render.memory_mb",
     }
 )
 _NONE_HIGH = math.inf  # an optional limit left out (None) is the loosest value

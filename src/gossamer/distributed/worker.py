@@ -35,6 +35,7 @@ from gossamer.distributed.recrawl import join_recrawl
 from gossamer.distributed.rounds import IDLE_LAST
 from gossamer.distributed.seam import RedisSeam
 from gossamer.errors import StoreError
+from gossamer.render.choice import renderer_of
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB
 
@@ -122,12 +123,15 @@ class DistributedWorker:
                     max_retries=self.config.politeness.max_retries,
                     is_sitemap=lambda job: self.recording.recorder.purpose(job) == "sitemap",
                     on_fault=_raise,
+                    renderer=renderer_of(self.config),
                 )
                 loops = [
                     group.create_task(loop.run(fetcher)) for _ in range(self.config.concurrency)
                 ]
-                await asyncio.gather(*loops)
-                loop.close()  # the plugins' thread
+                try:
+                    await asyncio.gather(*loops)
+                finally:
+                    await loop.aclose()  # the browser, the plugins' thread
                 await self.seam.rounds.close()  # what waits in the outbox goes out
                 await pump
                 await self.patience.call(self.seam.rounds.give_back)

@@ -46,6 +46,7 @@ from gossamer.engine.timelimit import time_left, warn_no_time_left
 from gossamer.errors import StoreError
 from gossamer.frontier import Frontier
 from gossamer.monitor.channel import socket_path
+from gossamer.render.choice import renderer_of
 from gossamer.seeds import SeedList
 from gossamer.stats import CrawlStats
 from gossamer.store import CdxjWriter, MetadataDB, WarcStore
@@ -281,6 +282,7 @@ class Crawler:
                 max_retries=config.politeness.max_retries,
                 is_sitemap=pipeline.is_sitemap,
                 on_fault=self._fail,
+                renderer=renderer_of(config),
             )
             tasks = [group.create_task(loop.run(fetcher)) for _ in range(config.concurrency)]
             try:
@@ -293,7 +295,7 @@ class Crawler:
                         task.cancel()
             finally:
                 self._ending.set()  # the reporter and the painter end with the crawl
-        loop.close()  # every loop has ended: the plugins' thread too
+        await loop.aclose()  # every loop has ended: the browser and the plugins' thread too
 
     def _fail(self, exc: StoreError) -> None:
         """A store fault (full disk, lost folder) ends the crawl; what was written stays valid."""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from gossamer.config import CrawlConfig
 from gossamer.crawling.admission import Admitter
-from gossamer.crawling.exchange import store_page, store_robots
+from gossamer.crawling.exchange import store_page, store_resource, store_robots
 from gossamer.crawling.recorder import Recorder, note_robots
 from gossamer.engine.partition import Part
 from gossamer.fetch import LOCAL_FAULTS, FetchResult
@@ -96,6 +96,14 @@ class Pipeline:
         if stored:
             self._stats.record_stored(result.content_type)
         return stored
+
+    def resource(self, job: Job, result: FetchResult) -> None:
+        """Archive and record a request a rendered page made (``gossamer.render``)."""
+        if result.status:
+            self._stats.record_response(job.host, result.elapsed)
+        store_resource(
+            self._recorder, self._warc, self._cdxj, job, result, stats=self._stats, db=self._db
+        )
 
     def plugin_work(self, job: Job, result: FetchResult) -> Callable[[], Verdict] | None:
         """The hooks' work on this page, to run off the event loop (``Recorder.plugin_work``)."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -52,6 +52,7 @@ from gossamer.store.records import (
     parse_response,
     warc_time,
 )
+from gossamer.store.warc import DOM_PREFIX
 from gossamer.store.warcscan import Damage, Member, crawl_files, order_key, scan
 from gossamer.urls import as_host
 
@@ -113,6 +114,7 @@ class _Pending:
     member: Member
     key: _Key
     record_id: str
+    dom: tuple[str, bytes] | None = None  # a rendered page's: how it ended, and its DOM
 
 
 def reconcile(
@@ -183,6 +185,8 @@ class _Replayer:
                 if kind in _RESPONSES:
                     self._settle(pending, {})
                     pending = self._response(name, item, rows, matched)
+                elif kind == "resource" and pending is not None and _describes(item, pending):
+                    pending = replace(pending, dom=_dom_of(item))
                 elif kind == "metadata" and _describes(item, pending):
                     self._settle(pending, metadata_fields(item.data))
                     pending = None
@@ -242,6 +246,8 @@ class _Replayer:
         if exchange is None:
             return
         job, result, location = exchange
+        if pending.dom is not None:
+            result = replace(result, render=pending.dom[0], rendered=pending.dom[1])
         self._cdxj.add(result, location)
         if not job.robots:
             # The URL's own "discovered" row may have been lost with the last batch.
@@ -249,6 +255,8 @@ class _Replayer:
         try:
             if job.robots:
                 self._recorder.record_robots(job, result, location)
+            elif fields.get("gossamer-purpose") == "resource":  # a rendered page's request
+                self._recorder.record_resource(job, result, location)
             else:
                 self._recorder.record_page(job, result, location)
         except StoreError:
@@ -353,8 +361,19 @@ def _report(outcome: Reconciliation) -> None:
         )
 
 
+def _dom_of(resource: Member) -> tuple[str, bytes] | None:
+    """A rendered page's DOM record: how the rendering ended, and the DOM."""
+    headers = resource.headers
+    if not headers.get("warc-target-uri", "").startswith(DOM_PREFIX):
+        return None
+    _, _, block = resource.data.partition(b"\r\n\r\n")
+    declared = headers.get("content-length", "")
+    dom = block[: int(declared)] if declared.isdigit() else block
+    return headers.get("warc-gossamer-render", "rendered"), dom
+
+
 def _describes(metadata: Member, pending: _Pending | None) -> bool:
-    """Whether a metadata record is the one written for the pending response."""
+    """Whether a metadata (or DOM) record is the one written for the pending response."""
     return pending is not None and metadata.headers.get("warc-concurrent-to") == pending.record_id
 
 

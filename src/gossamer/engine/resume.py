@@ -32,7 +32,7 @@ from typing import Any
 from gossamer.config import CrawlConfig
 from gossamer.crawling.admission import Admitter
 from gossamer.crawling.folder import load_snapshot
-from gossamer.crawling.recorder import Recorder, note_robots
+from gossamer.crawling.recorder import ASKED_ON_A_GUESS, Recorder, note_robots
 from gossamer.crawling.revisits import RECRAWL_SINCE, want_recrawl
 from gossamer.engine.backlog import DatabaseBacklog, build_frontier, crawl_frontier
 from gossamer.engine.partition import Part
@@ -375,7 +375,7 @@ def rebuild_stats(
             entry.bytes += length or 0
         if error:
             stats.record_error(error, host)
-        elif status >= 400 and not (kind == "sitemap" and status in (404, 410)):
+        elif status >= 400 and not (kind in ASKED_ON_A_GUESS and status in (404, 410)):
             stats.record_error(f"http_{status}", host)  # (as the live crawl counts them)
         if 300 <= status < 400:
             stats.redirects += 1
@@ -384,6 +384,7 @@ def rebuild_stats(
             entry.pages += 1
             stats.hourly[int(max(0.0, (fetched_at or created) - created) // 3600)] += 1
     stats.discovered = db.discovered_count()
+    stats.render.update(db.render_counts())
     since = db.get_meta(RECRAWL_SINCE)
     if since is not None:  # the latest recrawl's answers, from its schedule rows
         stats.recrawl.update(db.recrawl_counts(float(since)))

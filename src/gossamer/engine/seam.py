@@ -194,6 +194,9 @@ class LocalSeam:
         await self.page_done(ticket, PageDone(rule.Outcome(Answer.FAULT), False, False))
 
     # -- robots.txt -----------------------------------------------------------------------
+    def rules_for(self, url: str) -> RobotsRules | None:
+        return self._frontier.robots_rules(origin_of(url))
+
     def knows_robots(self, url: str) -> bool:
         return (
             path_query_of(url) == "/robots.txt"

@@ -54,6 +54,10 @@ class FetchResult:
     error_detail: str = ""
     truncated: bool = False
     skipped_body: bool = False  # body not read: type not kept or too large by headers
+    # A rendered page (gossamer.render): how its rendering ended, and its DOM (UTF-8 HTML),
+    # archived beside the response and parsed for links instead of ``content``.
+    render: str = ""
+    rendered: bytes | None = None
     extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def header(self, name: str) -> str | None:

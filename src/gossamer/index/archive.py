@@ -16,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 
 from gossamer.index.errors import IndexingError
+from gossamer.store.dom import dom_after
 from gossamer.store.records import (
     MAX_DECODED,
     ArchivedResponse,
@@ -55,6 +56,15 @@ class WarcReader:
         except RecordError as exc:
             detail = f": {exc.detail}" if exc.detail else ""
             raise IndexingError(f"{exc.problem} at {filename}@{offset}{detail}") from exc
+
+    def dom(self, filename: str, offset: int, length: int, url: str) -> bytes | None:
+        """The rendered DOM archived right after the response at ``offset`` (None: none
+        there); ``IndexingError`` if unreadable."""
+        self._member(filename, offset, 0)  # the file name checked as for a response
+        try:
+            return dom_after(self._files, filename, offset, length, url)
+        except (RecordError, OSError) as exc:
+            raise IndexingError(f"unreadable DOM after {filename}@{offset}: {exc}") from exc
 
     def warc_headers(self, filename: str, offset: int, length: int) -> dict[str, str]:
         """The WARC header fields (names lower-cased) of any record, e.g. a revisit's

@@ -81,6 +81,7 @@ from gossamer.index.shards import (
 )
 from gossamer.index.vectors import VectorReport, has_vectors, update_vectors
 from gossamer.store.docstore import DocRow, DocStore, PendingPage
+from gossamer.store.dom import RENDER_STATES
 from gossamer.store.records import MAX_DECODED
 from gossamer.urls import host_or_empty
 
@@ -183,7 +184,16 @@ def _read_one(reader: WarcReader, page: PendingPage) -> ExtractedPage:
     mime = page.content_type or response.content_type or ""  # crawl.db holds the sniffed type
     if response.decode_error:
         return ExtractedPage(page, host, response.date, mime, None, "", _NO_KEYS, 0, "bad_encoding")
-    text = extract(response.content, mime, page.url)
+    content = response.content
+    if page.render in RENDER_STATES:  # a rendered page: its text is the DOM's
+        try:
+            dom = reader.dom(page.warc_file, page.warc_offset, page.warc_length, page.url)
+        except IndexingError as exc:
+            log.warning("%s: its DOM is unreadable, indexing its HTML: %s", page.url, exc)
+            dom = None
+        if dom is not None:
+            content, mime = dom, "text/html; charset=utf-8"
+    text = extract(content, mime, page.url)
     if text is None:
         return ExtractedPage(page, host, response.date, mime, None, "", _NO_KEYS, 0, "not_text")
     if text.noindex:

@@ -25,6 +25,7 @@ from gossamer.urls.canonical import CanonicalLinks
 
 __all__ = [
     "MAX_LINKS",
+    "SCRIPT_BUILT_TEXT",
     "Link",
     "ParsedPage",
     "base_url",
@@ -35,6 +36,9 @@ __all__ = [
 
 # Hostile or generated pages carry 100k links; no page deserves more frontier space.
 MAX_LINKS = 10_000
+# Characters of text below which a page with scripts and links still looks script-built:
+# an app shell's menu and footer, not an article.
+SCRIPT_BUILT_TEXT = 200
 
 _LINK_SELECTOR = "a[href], area[href]"
 
@@ -68,6 +72,9 @@ class ParsedPage:
     # Over the parse's cost bound (see ``parse.bounded``): nesting past its depth was dropped,
     # and the links and title are those that could be read.
     depth_capped: bool = False
+    # Looks built by JavaScript: it has scripts, and no link or little text of its own (a
+    # hint to render it; ``gossamer.render`` renders such pages of an ``auto`` host).
+    script_built: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,12 +213,32 @@ def parse_html(
     meta = _read_meta(metas)
     base = _base_of(base_node, url)
     canonical = (links or CanonicalLinks()).for_page(base)
+    found = _collect_links(anchors, canonical, meta.refresh, meta.nofollow)
     return ParsedPage(
         title=_title_text(titles[0] if titles else None),
-        links=_collect_links(anchors, canonical, meta.refresh, meta.nofollow),
+        links=found,
         base_url=base,
         noindex=meta.noindex,
         nofollow=meta.nofollow,
         text_encoding=encoding,
         depth_capped=bounded.capped,
+        script_built=_script_built(tree, bool(found)),
     )
+
+
+def _script_built(tree: LexborHTMLParser, has_links: bool) -> bool:
+    """Scripts, and no link or under ``SCRIPT_BUILT_TEXT`` characters of text outside them."""
+    scripts = tree.tags("script")
+    if not scripts:
+        return False
+    if not has_links:
+        return True
+    body = tree.body
+    if body is None:
+        return True
+    text = len(body.text(deep=True, strip=True))
+    hidden = sum(
+        len(node.text(deep=True, strip=True))
+        for node in body.css("script, style, noscript, template")
+    )
+    return text - hidden < SCRIPT_BUILT_TEXT

@@ -15,6 +15,8 @@ again.
 * 4 -> 5: the recrawl schedule (``schedule``: per fetched page, its validators, when it was
   last asked and what it answered, its revisit interval and when a recrawl still wants it),
   started from the pages already fetched, so an older crawl can be recrawled too.
+* 5 -> 6: ``pages.render``: how a page was rendered in a browser, or that it looked
+  script-built and was not (``gossamer.render``); NULL for every page before.
 """
 
 from __future__ import annotations
@@ -132,11 +134,18 @@ def _four_to_five(conn: sqlite3.Connection) -> None:
     conn.execute(_SCHEDULE_FROM_PAGES)
 
 
+def _five_to_six(conn: sqlite3.Connection) -> None:
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(pages)")}
+    if "render" not in columns:
+        conn.execute("ALTER TABLE pages ADD COLUMN render TEXT")
+
+
 _STEPS = {
     "1": ("2", _one_to_two),
     "2": ("3", _two_to_three),
     "3": ("4", _three_to_four),
     "4": ("5", _four_to_five),
+    "5": ("6", _five_to_six),
 }
 
 

@@ -98,14 +98,23 @@ class CrawlReads:
         """Per row, what the statistics of each domain are counted from (see ``PageFacts``).
 
         ``kind`` is "page" for a stored page (2xx, no error), "robots" for a robots.txt
-        exchange, "sitemap" for a sitemap's, else "other".
+        exchange, "sitemap" for a sitemap's, "resource" for a rendered page's own request,
+        else "other".
         """
         yield from self._query(
             "SELECT host, status, error, length, elapsed, fetched_at, url,"
-            " CASE WHEN purpose IN ('robots', 'sitemap') THEN purpose"
+            " CASE WHEN purpose IN ('robots', 'sitemap', 'resource') THEN purpose"
             " WHEN status BETWEEN 200 AND 299 AND error IS NULL THEN 'page'"
             " ELSE 'other' END FROM pages"
         )
+
+    def render_counts(self) -> dict[str, int]:
+        """Pages by ``render`` (rendered, unsettled, failed, hint), those with none left out."""
+        sql = (
+            "SELECT render, count(*) FROM pages WHERE render IS NOT NULL AND purpose = 'page'"
+            " GROUP BY render"
+        )
+        return {str(kind): int(count) for kind, count in self._query(sql)}
 
     def page_count(self) -> int:
         return self._count("SELECT count(*) FROM pages")

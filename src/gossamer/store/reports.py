@@ -29,7 +29,7 @@ from gossamer.urls import origin_of
 if TYPE_CHECKING:
     from gossamer.crawling.scope import Scope
 
-__all__ = ["ending_line", "summary_line", "write_reports"]
+__all__ = ["ending_line", "render_lines", "summary_line", "write_reports"]
 
 REPORTS_FOLDER = "reports"
 
@@ -184,6 +184,7 @@ def _stats_lines(snapshot: dict[str, object], side: dict[str, Counter[int]]) -> 
         ),
         *_language_lines(_int_map(snapshot.get("other_languages", {}))),
         *_recrawl_lines(_int_map(snapshot.get("recrawl", {}))),
+        *render_lines(_int_map(snapshot.get("render", {}))),
         f"session ids stripped: {_as_int(snapshot['session_ids_stripped'])}"
         " (the URL without them is crawled)",
         f"average time per request: {_as_float(snapshot['avg_request_seconds']):.5f} s",
@@ -199,6 +200,23 @@ def _stats_lines(snapshot: dict[str, object], side: dict[str, Counter[int]]) -> 
         ),
     ]
     return [line + "\n" for line in lines]
+
+
+def render_lines(counts: dict[str, int]) -> list[str]:
+    """``rendered in a browser: 40 (38 settled, 2 unsettled)`` and, for pages that looked
+    script-built but were not rendered, the hint to render them (gossamer.render)."""
+    lines = []
+    done = {kind: counts.get(kind, 0) for kind in ("rendered", "unsettled", "failed")}
+    if any(done.values()):
+        parts = ", ".join(f"{count:,} {kind}" for kind, count in done.items() if count)
+        lines.append(f"rendered in a browser: {sum(done.values()):,} ({parts})")
+    hint = counts.get("hint", 0)
+    if hint:
+        lines.append(
+            f"looked script-built: {hint:,} page(s) with scripts and no links or little text,"
+            " not rendered (try --render or --render-auto for their hosts)"
+        )
+    return lines
 
 
 def _recrawl_lines(counts: dict[str, int]) -> list[str]:

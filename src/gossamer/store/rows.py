@@ -52,7 +52,8 @@ class PageRow:
     warc_length: int | None
     error: str | None
     host: str
-    purpose: str = "page"  # "page", or "robots" for a robots.txt exchange
+    purpose: str = "page"  # "page", "robots", "sitemap", or "resource" (a rendered page's)
+    render: str | None = None  # how a browser rendered the page, or "hint"; see schema.py
 
 
 # What a page's last request answered (``schedule.answer``; ``crawling/recrawl`` judges it).
@@ -104,6 +105,7 @@ def page_row(
     referrer: str | None,
     host: str,
     purpose: str = "page",
+    render: str | None = None,
 ) -> PageRow:
     """The ``pages`` row for a fetch; ``location`` is None when nothing was archived."""
     return PageRow(
@@ -123,6 +125,7 @@ def page_row(
         error=result.error or None,
         host=host,
         purpose=purpose,
+        render=render or result.render or None,
     )
 
 

@@ -30,7 +30,7 @@ from gossamer.store.migrate import (
 
 __all__ = ["SCHEMA_VERSION", "UNFETCHED", "prepare_schema"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _SCHEMA = (
     """
@@ -51,7 +51,10 @@ CREATE TABLE pages (
     warc_length INTEGER,
     error TEXT,
     host TEXT,  -- the host name (politeness key), not the origin
-    purpose TEXT NOT NULL DEFAULT 'page'  -- 'page', or 'robots' for robots.txt exchanges
+    purpose TEXT NOT NULL DEFAULT 'page',  -- 'page', 'robots', 'sitemap', or 'resource'
+    -- (a rendered page's own request); how a browser rendered the page: 'rendered',
+    -- 'unsettled', 'failed', or 'hint' (not rendered, looked script-built); else NULL
+    render TEXT
 );
 -- An explicit INTEGER PRIMARY KEY keeps ids stable across VACUUM; links depend on them.
 CREATE TABLE urls (

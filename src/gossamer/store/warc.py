@@ -54,7 +54,9 @@ from gossamer.store.stamps import iso_second, split_time
 from gossamer.store.warcbytes import RecordIds, digest_text
 from gossamer.urls import path_query_of
 
-__all__ = ["WarcLocation", "WarcStore", "payload_digest", "warc_date"]
+__all__ = ["DOM_PREFIX", "WarcLocation", "WarcStore", "payload_digest", "warc_date"]
+
+DOM_PREFIX = "urn:dom:"  # the WARC-Target-URI of a rendered page's DOM: this and its URL
 
 _GZIP_WBITS = 31  # deflate inside a gzip container
 _NAME_RE = re.compile(r"^(?P<prefix>.+)-\d{14}-(?P<serial>\d{5,})\.warc\.gz$")
@@ -167,6 +169,8 @@ class WarcStore:
         response = self._compress(record)
         request = self._compress(self._request_record(result, date, response_id))
         members = [response, request]
+        if result.rendered is not None:  # right after the response: see dom_record
+            members.insert(1, self._compress(self._dom_record(result, date, response_id)))
         if metadata:
             members.append(
                 self._compress(self._metadata_record(result.url, date, response_id, metadata))
@@ -240,6 +244,27 @@ class WarcStore:
             f"{target} HTTP/1.1", list(result.request_headers), protocol="GET"
         )
         return self._build(result.url, "request", first, http_headers, b"")
+
+    def _dom_record(self, result: FetchResult, date: str, response_id: str) -> bytes:
+        """A rendered page's DOM: a ``resource`` record whose URI is ``urn:dom:`` and the
+        page's URL (Webrecorder's name for it), concurrent to the response. Written as the
+        member right after the response's, which is how the index and a resume find it."""
+        dom = result.rendered or b""
+        headers = {
+            "WARC-Record-ID": self._make_id(),
+            "WARC-Date": date,
+            "WARC-Concurrent-To": response_id,
+            "WARC-Gossamer-Render": result.render or "rendered",
+        }
+        record = self._builder.create_warc_record(
+            DOM_PREFIX + result.url,
+            "resource",
+            payload=BytesIO(dom),
+            length=len(dom),
+            warc_content_type="text/html; charset=utf-8",
+            warc_headers_dict=headers,
+        )
+        return self._serialize(record)
 
     def _metadata_record(
         self, url: str, date: str, response_id: str, fields: Mapping[str, str]

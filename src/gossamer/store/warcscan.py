@@ -30,6 +30,7 @@ from isal import isal_zlib
 
 __all__ = [
     "CRAWL_NAME",
+    "INFLATE_ERRORS",
     "CrawlFiles",
     "Cut",
     "Damage",
@@ -48,7 +49,7 @@ _MAGIC = b"\x1f\x8b\x08"
 # searched for member starts, to estimate how many records they held.
 _OUR_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00"
 _CHUNK = 1 << 16
-_INFLATE_ERRORS: tuple[type[Exception], ...] = (cast(type[Exception], isal_zlib.error),)
+INFLATE_ERRORS: tuple[type[Exception], ...] = (cast(type[Exception], isal_zlib.error),)
 _SOFTWARE = b"software: Gossamer/"
 
 # gossamer-20261122010203-00007.warc.gz, or gossamer-w1-... for worker 1 of a --workers crawl
@@ -201,7 +202,7 @@ def _members(stream: BinaryIO, start: int) -> Generator[Member | Damage, None, t
         while data:
             try:
                 parts.append(decoder.decompress(data))
-            except _INFLATE_ERRORS:
+            except INFLATE_ERRORS:
                 return pos, "corrupt"
             if not decoder.eof:
                 break
@@ -226,7 +227,7 @@ def _one_member(stream: BinaryIO, offset: int) -> bytes | None:
     while chunk := stream.read(_CHUNK):
         try:
             parts.append(decoder.decompress(chunk))
-        except _INFLATE_ERRORS:
+        except INFLATE_ERRORS:
             return None
         if decoder.eof:
             return b"".join(parts)
@@ -239,7 +240,7 @@ def read_member(blob: bytes) -> tuple[bytes, dict[str, str]]:
     decoder = isal_zlib.decompressobj(_GZIP_WBITS)
     try:
         data = decoder.decompress(blob)
-    except _INFLATE_ERRORS as exc:
+    except INFLATE_ERRORS as exc:
         raise ValueError(f"not a valid gzip member: {exc}") from exc
     if not decoder.eof or decoder.unused_data:
         raise ValueError("not exactly one gzip member")
