@@ -14,7 +14,7 @@ from gossamer.store.writes import Batch, UrlIds, commit
 
 # The same rows one statement each: what the chunked statements must be equivalent to.
 ONE_BY_ONE = {
-    "pages": "INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "pages": "INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "discovered": (
         "INSERT INTO urls (url, host, depth, referrer, discovered_at, spilled)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO UPDATE SET host = excluded.host,"
@@ -37,7 +37,7 @@ def random_batch(rng: random.Random, size: int) -> Batch:
         # Repeats on purpose: a later page row replaces, a later discovery does not.
         batch.pages.append(
             (url, f"id{i}", None, 200 + i % 3, "text/html", i, float(i), 0.1, i % 4, None,
-             None, None, None, None, url[7:15], "page")
+             None, None, None, None, url[7:15], "page", (None, "rendered", "hint")[i % 3])
         )  # fmt: skip
         batch.discovered.append((rng.choice(urls), url[7:15], i % 5, url, float(i), i % 2))
         batch.links.extend((url, rng.choice(urls)) for _ in range(rng.randrange(4)))
