@@ -41,10 +41,18 @@ generation 10% of the pages change, 2% vanish and 1% appear (``changed``, ``vani
         changed, gone, new = site.changed(), site.vanished(), site.appeared()
         word = site.web.at(1).marker  # in the text of every page changed at generation 1
 
+A site whose pages only JavaScript builds, for ``--render`` (:mod:`gossamer.testweb.appsite`)::
+
+    with ThreadedAppSite(AppSite()) as site:
+        crawl(site.seeds(), resolve=site.resolve(), render="app*.web.test")
+        assert site.report(rendered=True).ok()
+
 Beside it, :mod:`gossamer.testweb.hostile` is a raw-socket server whose every host misbehaves
 on purpose, for the tests of what the crawler survives.
 """
 
+from gossamer.testweb.appsite import AppSite, ThreadedAppSite
+from gossamer.testweb.appsite_audit import AppSiteReport
 from gossamer.testweb.audit import Audit, AuditReport, RequestRecord
 from gossamer.testweb.changes import Generation
 from gossamer.testweb.command import serve_forever
@@ -55,12 +63,15 @@ from gossamer.testweb.server import TestWebServer, ThreadedTestWeb
 from gossamer.testweb.tls import WebCertificates, make_certificates
 
 __all__ = [
+    "AppSite",
+    "AppSiteReport",
     "Audit",
     "AuditReport",
     "Generation",
     "Origins",
     "RequestRecord",
     "TestWebServer",
+    "ThreadedAppSite",
     "ThreadedTestWeb",
     "Via",
     "Web",
