@@ -43,7 +43,11 @@ def fetch(site: ThreadedAppSite, host: str, target: str) -> tuple[int, str, byte
 
 
 def get(site: ThreadedAppSite, host: str, target: str) -> tuple[int, bytes]:
+    """One GET, recorded whole in the site's log before it returns: the server notes a
+    request's end just after handing over its bytes, so a test that moves its manual clock
+    next must not outrun that note."""
     status, _, body = fetch(site, host, target)
+    site.sync()
     return status, body
 
 
