@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from playwright.async_api import Error as PlaywrightError
@@ -86,6 +87,21 @@ async def render_page(
         await _answer(route, result)
 
     deadline = time.monotonic() + seconds
+    try:
+        return await _load(pool, page, subs, route, deadline)
+    finally:
+        await subs.close()  # nothing the page asked for outlives it
+
+
+async def _load(
+    pool: BrowserPool,
+    page: FetchResult,
+    subs: SubFetches,
+    route: Callable[[Route, Request], Awaitable[None]],
+    deadline: float,
+) -> Rendering:
+    main_url = page.url
+    seconds = deadline - time.monotonic()
     try:
         async with pool.page() as tab:
             await tab.route("**/*", route)

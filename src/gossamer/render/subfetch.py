@@ -99,6 +99,8 @@ class SubFetches:
         # wall clock, as FetchResult.started_at: no request before the page's delay is over
         self._next = page.started_at + page.elapsed + limits.delay
         self.fetched = 0
+        self._tasks: set[asyncio.Task[object]] = set()
+        self._closed = False
 
     def refusal(self, url: str, kind: str, method: str) -> str | None:
         """Why the browser's request is not fetched, or None."""
@@ -114,7 +116,28 @@ class SubFetches:
         return None
 
     async def fetch(self, url: str, kind: str, method: str = "GET") -> FetchResult | None:
-        """The answer to give the browser; None: refused (counted), the request fails."""
+        """The answer to give the browser; None: refused (counted), the request fails.
+        After :meth:`close`, every request is refused."""
+        task = asyncio.current_task()
+        if self._closed or task is None:
+            return None
+        self._tasks.add(task)
+        try:
+            return await self._fetch(url, kind, method)
+        finally:
+            self._tasks.discard(task)
+
+    async def close(self) -> None:
+        """End the page's requests still under way (a page that never settled): the host's
+        slot goes back to the frontier next, so none of them may outlive the page."""
+        self._closed = True
+        tasks = [task for task in self._tasks if task is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _fetch(self, url: str, kind: str, method: str) -> FetchResult | None:
         why = self.refusal(url, kind, method)
         if why is not None:
             self._refused[why] += 1
