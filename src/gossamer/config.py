@@ -76,6 +76,7 @@ class RenderConfig:
     block: tuple[str, ...] = ("image", "media", "font")  # sub-resource kinds not loaded
     memory_mb: int = 1024  # each browser's JavaScript heap
     browser: str | None = None  # the Chromium executable; None: chromium on the PATH
+    screenshot: bool = False  # archive a PNG of each rendered page's viewport (urn:view:)
 
 
 @dataclass(frozen=True, slots=True)

@@ -381,6 +381,7 @@ RULES: dict[str, Check] = {
     "render.block": _kinds,
     "render.memory_mb": _whole(64),
     "render.browser": _executable,
+    "render.screenshot": _flag,
     "scope.max_depth": _whole(0, optional=True),
     "scope.max_url_length": _whole(1),
     "scope.max_pages_per_host": _whole(1, optional=True),

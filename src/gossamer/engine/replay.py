@@ -186,7 +186,8 @@ class _Replayer:
                     self._settle(pending, {})
                     pending = self._response(name, item, rows, matched)
                 elif kind == "resource" and pending is not None and _describes(item, pending):
-                    pending = replace(pending, dom=_dom_of(item))
+                    dom = _dom_of(item)  # (a screenshot's record is passed over)
+                    pending = pending if dom is None else replace(pending, dom=dom)
                 elif kind == "metadata" and _describes(item, pending):
                     self._settle(pending, metadata_fields(item.data))
                     pending = None

@@ -58,6 +58,7 @@ class FetchResult:
     # archived beside the response and parsed for links instead of ``content``.
     render: str = ""
     rendered: bytes | None = None
+    screenshot: bytes | None = None  # a PNG of the rendered page, if asked for
     extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def header(self, name: str) -> str | None:

@@ -40,6 +40,7 @@ class Renderer:
         self._cap = config.politeness.crawl_delay_cap
         self._timeout = render.page_timeout
         self._max_requests = render.max_requests
+        self._screenshot = render.screenshot
         self._pool = BrowserPool(
             size=render.pool,
             executable=find_browser(render.browser),
@@ -85,8 +86,12 @@ class Renderer:
             result, rules, limits, fetcher=fetcher, keep=keep, cache=self._cache,
             refused=self.refused,
         )  # fmt: skip
-        rendering = await render_page(self._pool, result, subs, self._timeout)
-        return replace(result, render=rendering.state, rendered=rendering.dom)
+        rendering = await render_page(
+            self._pool, result, subs, self._timeout, screenshot=self._screenshot
+        )
+        return replace(
+            result, render=rendering.state, rendered=rendering.dom, screenshot=rendering.screenshot
+        )
 
     @property
     def restarts(self) -> int:

@@ -47,6 +47,7 @@ class Rendering:
     state: str  # RENDERED, UNSETTLED or FAILED
     dom: bytes | None  # the serialised DOM (UTF-8); None when FAILED
     detail: str = ""
+    screenshot: bytes | None = None  # a PNG of the viewport, when asked for
 
 
 def _headers(result: FetchResult) -> dict[str, str]:
@@ -71,9 +72,15 @@ async def _answer(route: Route, result: FetchResult | None) -> None:
 
 
 async def render_page(
-    pool: BrowserPool, page: FetchResult, subs: SubFetches, seconds: float
+    pool: BrowserPool,
+    page: FetchResult,
+    subs: SubFetches,
+    seconds: float,
+    *,
+    screenshot: bool = False,
 ) -> Rendering:
-    """Render ``page`` (a fetched 2xx HTML page) within ``seconds``."""
+    """Render ``page`` (a fetched 2xx HTML page) within ``seconds``; ``screenshot``: take a
+    PNG of the viewport too."""
     main_url = page.url
     served = False
 
@@ -88,7 +95,7 @@ async def render_page(
 
     deadline = time.monotonic() + seconds
     try:
-        return await _load(pool, page, subs, route, deadline)
+        return await _load(pool, page, subs, route, deadline, screenshot=screenshot)
     finally:
         await subs.close()  # nothing the page asked for outlives it
 
@@ -99,6 +106,8 @@ async def _load(
     subs: SubFetches,
     route: Callable[[Route, Request], Awaitable[None]],
     deadline: float,
+    *,
+    screenshot: bool,
 ) -> Rendering:
     main_url = page.url
     seconds = deadline - time.monotonic()
@@ -115,8 +124,10 @@ async def _load(
                     state = UNSETTLED
                 else:
                     raise
-            dom = await asyncio.wait_for(tab.content(), max(1.0, deadline - time.monotonic()))
-            return Rendering(state, dom.encode("utf-8", "replace"))
+            left = max(1.0, deadline - time.monotonic())
+            dom = await asyncio.wait_for(tab.content(), left)
+            picture = await tab.screenshot(type="png", timeout=left * 1000) if screenshot else None
+            return Rendering(state, dom.encode("utf-8", "replace"), screenshot=picture)
     except (PlaywrightError, TimeoutError) as exc:
         first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         log.info("rendering %s failed: %s", main_url, first)

@@ -54,9 +54,10 @@ from gossamer.store.stamps import iso_second, split_time
 from gossamer.store.warcbytes import RecordIds, digest_text
 from gossamer.urls import path_query_of
 
-__all__ = ["DOM_PREFIX", "WarcLocation", "WarcStore", "payload_digest", "warc_date"]
+__all__ = ["DOM_PREFIX", "VIEW_PREFIX", "WarcLocation", "WarcStore", "payload_digest", "warc_date"]
 
 DOM_PREFIX = "urn:dom:"  # the WARC-Target-URI of a rendered page's DOM: this and its URL
+VIEW_PREFIX = "urn:view:"  # of its screenshot (Browsertrix's name for the viewport's PNG)
 
 _GZIP_WBITS = 31  # deflate inside a gzip container
 _NAME_RE = re.compile(r"^(?P<prefix>.+)-\d{14}-(?P<serial>\d{5,})\.warc\.gz$")
@@ -171,6 +172,11 @@ class WarcStore:
         members = [response, request]
         if result.rendered is not None:  # right after the response: see dom_record
             members.insert(1, self._compress(self._dom_record(result, date, response_id)))
+            if result.screenshot is not None:
+                view = self._resource_record(
+                    VIEW_PREFIX + result.url, "image/png", result.screenshot, (date, response_id)
+                )
+                members.insert(2, self._compress(view))
         if metadata:
             members.append(
                 self._compress(self._metadata_record(result.url, date, response_id, metadata))
@@ -249,19 +255,36 @@ class WarcStore:
         """A rendered page's DOM: a ``resource`` record whose URI is ``urn:dom:`` and the
         page's URL (Webrecorder's name for it), concurrent to the response. Written as the
         member right after the response's, which is how the index and a resume find it."""
-        dom = result.rendered or b""
+        return self._resource_record(
+            DOM_PREFIX + result.url,
+            "text/html; charset=utf-8",
+            result.rendered or b"",
+            (date, response_id),
+            {"WARC-Gossamer-Render": result.render or "rendered"},
+        )
+
+    def _resource_record(
+        self,
+        uri: str,
+        content_type: str,
+        data: bytes,
+        ids: tuple[str, str],
+        extra: Mapping[str, str] | None = None,
+    ) -> bytes:
+        """A ``resource`` record concurrent to a response; ``ids``: its date and record id."""
+        date, response_id = ids
         headers = {
             "WARC-Record-ID": self._make_id(),
             "WARC-Date": date,
             "WARC-Concurrent-To": response_id,
-            "WARC-Gossamer-Render": result.render or "rendered",
+            **(extra or {}),
         }
         record = self._builder.create_warc_record(
-            DOM_PREFIX + result.url,
+            uri,
             "resource",
-            payload=BytesIO(dom),
-            length=len(dom),
-            warc_content_type="text/html; charset=utf-8",
+            payload=BytesIO(data),
+            length=len(data),
+            warc_content_type=content_type,
             warc_headers_dict=headers,
         )
         return self._serialize(record)

@@ -1,5 +1,6 @@
 """A rendered page's DOM: written right after its response as a ``urn:dom:`` resource record
-that warcio reads as valid WARC, and read back by its response's place alone."""
+(its screenshot, if any, as ``urn:view:`` after it) that warcio reads as valid WARC, and read
+back by its response's place alone."""
 
 from __future__ import annotations
 
@@ -15,12 +16,16 @@ from gossamer.store.warc import WarcStore
 DOM = "<html><body><h1>Built</h1><a href='/p/1.html'>ré</a></body></html>".encode()
 
 
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+
+
 def _page(url: str, rendered: bytes | None) -> FetchResult:
     body = b"<html><script src='/app.js'></script></html>"
     return FetchResult(
         url=url, status=200, body=body, content=body, content_type="text/html",
         response_headers=(("Content-Type", "text/html"),), started_at=1_700_000_000.0,
         render="rendered" if rendered else "", rendered=rendered,
+        screenshot=PNG if rendered else None,
     )  # fmt: skip
 
 
@@ -46,4 +51,5 @@ def test_the_dom_is_read_back_from_the_response_s_place(tmp_path: Path) -> None:
             for r in ArchiveIterator(stream, check_digests=True)
         ]
     assert ("resource", "urn:dom:http://a.test/", DOM) in records
-    assert [kind for kind, _, _ in records].count("resource") == 1
+    assert ("resource", "urn:view:http://a.test/", PNG) in records  # its screenshot
+    assert [kind for kind, _, _ in records].count("resource") == 2
