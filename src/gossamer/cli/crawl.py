@@ -544,7 +544,7 @@ def run_crawl(args: argparse.Namespace) -> int:
         proxies_of(plan.config)  # the environment's proxies too: refused here, in one line
         if plan.config.fetch.http2:
             require("gossamer crawl --http2", "http2")
-        check_renderable(plan.config)
+        check_renderable(plan.config, engine=args.engine)
         config, note = begin_crawl(plan)
         if note is not None:
             print(f"gossamer: warning: {note}", file=sys.stderr, flush=True)

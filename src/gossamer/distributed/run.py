@@ -42,6 +42,7 @@ from gossamer.distributed.worker import DistributedWorker, WorkerResult
 from gossamer.errors import ConfigError, StoreError
 from gossamer.monitor.charts import warm_in_background
 from gossamer.plan import prepare_out
+from gossamer.render.choice import check_renderable
 from gossamer.seeds import SeedList
 from gossamer.sites import SiteRules
 from gossamer.stats import CrawlStats
@@ -101,6 +102,7 @@ async def _prepare(
             config = settings.joined(stored, values, dict(wanted.labels))
             config = dataclasses.replace(config, time_limit=own_limit)
             proxies_of(config)  # this machine's route, checked as crawl checks its own
+            check_renderable(config)  # a crawl that renders: this machine has a browser
             front.sites = SiteRules.of(config)  # the crawl's [[site]] tables, as stored
             await patience.call(front.open)  # its partitions, and their copy of the values
         if recrawl is not None:

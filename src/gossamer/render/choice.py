@@ -142,10 +142,16 @@ def find_browser(configured: str | None) -> str:
     )
 
 
-def check_renderable(config: CrawlConfig) -> None:
-    """Before a crawl starts: a crawl that renders has Playwright and a browser, else one
-    clear line (MissingExtraError or ConfigError) instead of a failure in every process."""
+def check_renderable(config: CrawlConfig, *, engine: str = "async") -> None:
+    """Before a crawl starts: a crawl that renders has Playwright and a browser, and runs on
+    an engine that renders, else one clear line (MissingExtraError or ConfigError) instead of
+    a failure in every process."""
     if RenderChoice.of(config) is None:
         return
+    if engine != "async":
+        raise ConfigError(
+            "rendering needs the default engine: the threaded engine (the concurrency study's)"
+            " fetches plain HTML only"
+        )
     require("gossamer crawl --render", "render")
     find_browser(config.render.browser)

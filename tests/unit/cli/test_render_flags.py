@@ -58,3 +58,10 @@ def test_rendering_without_a_browser_is_refused_before_the_crawl(
         error = one_error(*run(capsys, "crawl", seeds, "--out", tmp_path / "out", *flags))
         assert error.startswith("rendering needs Chromium")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_threaded_engine_does_not_render(
+    seeds: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ("crawl", seeds, "--out", tmp_path / "out", "--engine", "threads", "--render", "*")
+    assert one_error(*run(capsys, *argv)).startswith("rendering needs the default engine")
