@@ -60,6 +60,7 @@ class CrawlReads:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self._conn = conn
         self.path = path
+        self._page_select: str | None = None
 
     def _before_read(self) -> None:
         """Called before each query; a writer makes its buffered rows visible here."""
@@ -68,9 +69,19 @@ class CrawlReads:
 
     def page(self, url: str) -> PageRow | None:
         """``url``'s fetch row: status, type, and where its cached copy is in the WARC files."""
-        for values in self._query(f"SELECT {PAGE_COLUMNS} FROM pages WHERE url = ?", (url,)):
+        if self._page_select is None:
+            self._page_select = self._page_columns()
+        for values in self._query(f"SELECT {self._page_select} FROM pages WHERE url = ?", (url,)):
             return PageRow(*values)
         return None
+
+    def _page_columns(self) -> str:
+        """``PAGE_COLUMNS``, a column the file does not have yet read as NULL: a crawl.db of
+        an older schema opened read-only (search, serve) is not upgraded (``render``: 6)."""
+        with faults("read", self.path):
+            present = {row[1] for row in self._conn.execute("PRAGMA table_info(pages)")}
+        names = PAGE_COLUMNS.split(", ")
+        return ", ".join(name if name in present else f"NULL AS {name}" for name in names)
 
     def stored_pages(self, urls: Collection[str]) -> set[str]:
         """Which of ``urls`` were fetched with a 2xx answer and archived: the URLs whose cached

@@ -51,10 +51,8 @@ CREATE TABLE pages (
     warc_length INTEGER,
     error TEXT,
     host TEXT,  -- the host name (politeness key), not the origin
-    purpose TEXT NOT NULL DEFAULT 'page',  -- 'page', 'robots', 'sitemap', or 'resource'
-    -- (a rendered page's own request); how a browser rendered the page: 'rendered',
-    -- 'unsettled', 'failed', or 'hint' (not rendered, looked script-built); else NULL
-    render TEXT
+    purpose TEXT NOT NULL DEFAULT 'page',  -- 'page', 'robots', 'sitemap', 'resource'
+    render TEXT  -- 'rendered', 'unsettled', 'failed', 'hint' (gossamer.render), or NULL
 );
 -- An explicit INTEGER PRIMARY KEY keeps ids stable across VACUUM; links depend on them.
 CREATE TABLE urls (

@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from gossamer.store.metadata import MetadataDB
+from gossamer.store.reads import CrawlRecords
 from gossamer.store.schema import SCHEMA_VERSION
 
 
@@ -86,3 +87,36 @@ def test_schema_two_gains_the_sitemap_and_domain_tables(tmp_path: Path) -> None:
 
 def _columns(conn: sqlite3.Connection, table: str) -> list[tuple[object, ...]]:
     return conn.execute(f"PRAGMA table_info({table})").fetchall()
+
+
+def test_schema_five_is_read_as_it_is_and_upgraded_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / "crawl.db"
+    MetadataDB(path).close()
+    conn = sqlite3.connect(path)
+    with conn:
+        # the pages table as schema 5 made it: every column but render
+        columns = ", ".join(
+            row[1] for row in conn.execute("PRAGMA table_info(pages)") if row[1] != "render"
+        )
+        conn.execute(f"CREATE TABLE old AS SELECT {columns} FROM pages")
+        conn.execute("DROP TABLE pages")
+        conn.execute("ALTER TABLE old RENAME TO pages")
+        conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+        conn.execute(
+            "INSERT INTO pages (url, url_id, status, host) VALUES ('http://a.test/', 'i', 200,"
+            " 'a.test')"
+        )
+    conn.close()
+    # read-only (search, serve): nothing is written, the new column reads as none
+    with CrawlRecords(path) as records:
+        row = records.page("http://a.test/")
+        assert row is not None and row.status == 200 and row.render is None
+    with MetadataDB(path) as db:  # a crawl's own opening upgrades it
+        assert db.get_meta("schema_version") == str(SCHEMA_VERSION) == "6"
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT url, render FROM pages").fetchall() == [
+            ("http://a.test/", None)
+        ]
+    finally:
+        conn.close()
