@@ -14,7 +14,7 @@ from gossamer.store.writes import Batch, UrlIds, commit
 
 # The same rows one statement each: what the chunked statements must be equivalent to.
 ONE_BY_ONE = {
-    "pages": "INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "pages": f"INSERT OR REPLACE INTO pages VALUES ({', '.join('?' * 17)})",
     "discovered": (
         "INSERT INTO urls (url, host, depth, referrer, discovered_at, spilled)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO UPDATE SET host = excluded.host,"
