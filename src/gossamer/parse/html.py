@@ -222,7 +222,9 @@ def parse_html(
         nofollow=meta.nofollow,
         text_encoding=encoding,
         depth_capped=bounded.capped,
-        script_built=_script_built(tree, bool(found)),
+        # (a byte search first: most pages a crawl parses have no script to walk the tree for)
+        script_built=(b"<script" in content or b"<SCRIPT" in content)
+        and _script_built(tree, bool(found)),
     )
 
 
