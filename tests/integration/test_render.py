@@ -13,7 +13,6 @@ is missing (``make test`` installs both when root).
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -24,13 +23,10 @@ import pytest
 
 from gossamer.testweb.appsite import AppSite, ThreadedAppSite
 
+from ..chromium import require_chromium
 from .modes import ROOT, Mode, mode_fixture
 
-pytest.importorskip("playwright.async_api", reason="playwright (the render extra) is missing")
-if shutil.which("chromium") is None:
-    pytest.skip(
-        "Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True
-    )
+CHROMIUM = require_chromium()
 
 # Two app hosts (app2 with a robots.txt Crawl-delay), three pages each, and the static hosts.
 SITE = AppSite(apps=2, pages=3, plain_pages=3, crawl_delay=0.3)

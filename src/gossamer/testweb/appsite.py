@@ -31,8 +31,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Literal, Self
+from typing import Literal
 from urllib.parse import parse_qs, urlsplit
 
 from aiohttp.web import BaseRequest, Response, Server, ServerRunner, StreamResponse, TCPSite
@@ -46,8 +45,8 @@ from gossamer.testweb.appsite_assets import (
     shell_page,
 )
 from gossamer.testweb.appsite_audit import AppSiteReport, RequestLog, host_of
-from gossamer.testweb.lifetime import LoopServer
-from gossamer.testweb.server import SYNC_LIMIT, WRITE_BUFFER_HIGH
+from gossamer.testweb.lifetime import LoopServer, ThreadedServer
+from gossamer.testweb.server import WRITE_BUFFER_HIGH
 
 __all__ = ["AppSite", "AppSiteReport", "AppSiteServer", "Gate", "PageKind", "ThreadedAppSite"]
 
@@ -321,7 +320,7 @@ def _json(value: object) -> Response:
     return Response(text=json.dumps(value), content_type="application/json")
 
 
-class ThreadedAppSite:
+class ThreadedAppSite(ThreadedServer):
     """An :class:`AppSiteServer` on its own event loop in a background thread.
 
     ``with ThreadedAppSite(AppSite()) as site:`` returns once the port is bound and stops the
@@ -329,16 +328,13 @@ class ThreadedAppSite:
     every response a client has received whole is in it.
     """
 
+    server: AppSiteServer
+
     def __init__(
         self, site: AppSite | None = None, *, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.site = AppSite() if site is None else site
-        self.server = AppSiteServer(self.site, clock=clock)
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="appsite", daemon=True)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._failure: Exception | None = None
+        super().__init__(AppSiteServer(self.site, clock=clock), "appsite")
 
     @property
     def port(self) -> int:
@@ -369,15 +365,7 @@ class ThreadedAppSite:
 
     def sync(self) -> None:
         """Return once the server's loop has run what was queued on it when called."""
-        loop = self._loop
-        if loop is None or not self._thread.is_alive():
-            return
-        done = threading.Event()
-        try:
-            loop.call_soon_threadsafe(done.set)
-        except RuntimeError:  # the loop closed meanwhile
-            return
-        done.wait(SYNC_LIMIT)
+        self._synced()
 
     @contextlib.contextmanager
     def gate(self, target: str) -> Iterator[Gate]:
@@ -392,36 +380,3 @@ class ThreadedAppSite:
         finally:
             self.server.gates.pop(target, None)
             gate.open()
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        self._ready.wait()
-        if self._failure is not None:
-            self._thread.join()
-            raise self._failure
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join()
-
-    def _run(self) -> None:
-        asyncio.run(self._main())
-
-    async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        try:
-            await self.server.start()
-        except Exception as exc:  # handed to the thread in __enter__, which raises it
-            self._failure = exc
-            return
-        finally:
-            self._ready.set()
-        try:
-            await self._stop.wait()
-        finally:
-            await self.server.stop()

@@ -40,14 +40,13 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from types import TracebackType
-from typing import Self, TypedDict, Unpack
+from typing import TypedDict, Unpack
 
 from aiohttp.web import BaseRequest, Response, Server, ServerRunner, StreamResponse, TCPSite
 
 from gossamer.testweb.audit import Audit, AuditReport
 from gossamer.testweb.changes import Generation
-from gossamer.testweb.lifetime import LoopServer
+from gossamer.testweb.lifetime import SYNC_LIMIT, LoopServer, ThreadedServer
 from gossamer.testweb.model import Kind, Web
 from gossamer.testweb.origins import Origins, Via
 from gossamer.testweb.render import LARGE_BYTES, NOT_FOUND, Rendered, Renderer, accepts_gzip
@@ -70,7 +69,6 @@ RETRY_AFTER = 1  # seconds, as sent in Retry-After
 WRITE_BUFFER_HIGH = 4 * LARGE_BYTES
 _Renderer = Renderer  # the old name, still imported by benchmarks/workers_scaling.py
 HOLD_LIMIT = 30.0  # seconds ThreadedTestWeb.hold keeps the loop frozen at most
-SYNC_LIMIT = 10.0  # seconds ThreadedTestWeb.sync waits for the loop at most
 
 
 def _host_name(header: str) -> str:
@@ -288,7 +286,7 @@ def _not_modified(rendered: Rendered, *, zipped: bool) -> Response:
     return Response(status=304, headers=headers)
 
 
-class ThreadedTestWeb:
+class ThreadedTestWeb(ThreadedServer):
     """A :class:`TestWebServer` on its own event loop in a background thread.
 
     ``with ThreadedTestWeb(web) as site:`` returns once every socket is bound (it waits on a
@@ -300,14 +298,11 @@ class ThreadedTestWeb:
     record exists; :attr:`audit` (and so :meth:`report`) therefore calls :meth:`sync` first.
     """
 
+    server: TestWebServer
+
     def __init__(self, web: Web, **options: Unpack[ServerOptions]) -> None:
+        super().__init__(TestWebServer(web, **options), "testweb")
         self.web = web
-        self.server = TestWebServer(web, **options)
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="testweb", daemon=True)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._failure: Exception | None = None
         self._held = False
 
     @property
@@ -328,17 +323,8 @@ class ThreadedTestWeb:
         """Return once the server's loop has finished what it was doing when called: every
         response a client has received in full is then in the audit. A no-op while the loop
         is held, from the loop's own thread, and once the server has stopped."""
-        loop = self._loop
-        if loop is None or self._held or not self._thread.is_alive():
-            return
-        if threading.current_thread() is self._thread:
-            return
-        done = threading.Event()
-        try:
-            loop.call_soon_threadsafe(done.set)
-        except RuntimeError:  # the loop closed meanwhile: nothing is under way any more
-            return
-        done.wait(SYNC_LIMIT)
+        if not self._held:
+            self._synced()
 
     def url(self, host: str, target: str = "/", via: Via = Via.MAIN) -> str:
         """``host``'s ``target`` on one of the server's origins."""
@@ -431,36 +417,3 @@ class ThreadedTestWeb:
         finally:
             self._held = False
             release.set()
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        self._ready.wait()
-        if self._failure is not None:
-            self._thread.join()
-            raise self._failure
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join()
-
-    def _run(self) -> None:
-        asyncio.run(self._main())
-
-    async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        try:
-            await self.server.start()
-        except Exception as exc:  # handed to the thread that called __enter__, which raises it
-            self._failure = exc
-            return
-        finally:
-            self._ready.set()
-        try:
-            await self._stop.wait()
-        finally:
-            await self.server.stop()

@@ -9,26 +9,20 @@ is missing (``make test`` installs both when root).
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections import Counter
 from pathlib import Path
-
-import pytest
 
 from gossamer.config import CrawlConfig
 from gossamer.crawling.fetching import build_fetcher
 from gossamer.fetch import FetchResult
 from gossamer.robots import parse_robots
+from tests.chromium import require_chromium
 
-pytest.importorskip("playwright.async_api", reason="playwright (the render extra) is missing")
-if shutil.which("chromium") is None:
-    pytest.skip(
-        "Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True
-    )
+CHROMIUM = require_chromium()
 
-from gossamer.render.browser import BrowserPool
-from gossamer.render.session import FAILED, RENDERED, UNSETTLED, render_page
-from gossamer.render.subfetch import PageLimits, ResourceCache, SubFetches
+from gossamer.render.browser import BrowserPool  # noqa: E402 (after the skip)
+from gossamer.render.session import FAILED, RENDERED, UNSETTLED, render_page  # noqa: E402
+from gossamer.render.subfetch import PageLimits, ResourceCache, SubFetches  # noqa: E402
 
 LIMITS = PageLimits(delay=0.0, max_requests=10, blocked=frozenset())
 RULES = parse_robots(b"", "gossamer")
@@ -73,9 +67,7 @@ def test_a_page_that_never_settles_is_kept_and_its_request_cut_off(tmp_path: Pat
             "fetch('/never').then(r => r.text());</script></body></html>"
         )
         kept: list[FetchResult] = []
-        pool = BrowserPool(
-            size=1, executable=shutil.which("chromium") or "", memory_mb=256, user_agent="t"
-        )
+        pool = BrowserPool(size=1, executable=CHROMIUM, memory_mb=256, user_agent="t")
         try:
             async with build_fetcher(config, connections=2) as fetcher:
                 subs = SubFetches(
