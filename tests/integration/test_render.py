@@ -3,8 +3,9 @@ crawled whole with ``--render``, in one process, with ``--workers 2`` and in a s
 Redis (``modes.py``), and the site's request log finds the crawl polite with the browser's own
 requests counted: no overlap per host name, no robots.txt or Crawl-delay violation, no
 request to the private address the page's script asks for. Without ``--render`` the crawl
-finds one page and says it looked script-built. The rendered text is searchable; a recovered
-crawl.db (its rows rebuilt from the WARC files alone) holds the same rendered pages and links.
+finds one page and says it looked script-built. The rendered text is searchable and
+exported; a recovered crawl.db (its rows rebuilt from the WARC files alone) holds the same
+rendered pages and links.
 
 Needs Debian's ``chromium`` and the ``playwright`` package; skipped with the reason if either
 is missing (``make test`` installs both when root).
@@ -126,6 +127,10 @@ def test_rendered_text_is_searchable_and_recover_keeps_the_rendering(
     _gossamer("index", out, "--workers", "1")
     answer = json.loads(_gossamer("search", out, marker, "--json"))
     assert [hit["url"] for hit in answer["hits"]][:1] == [page]
+    # the export's text of a rendered page is its DOM's too
+    exported = _gossamer("export", out, "--out", "-", "--fields", "url,text")
+    texts = {record["url"]: record["text"] for record in map(json.loads, exported.splitlines())}
+    assert marker in texts[page]
 
     links = "SELECT from_url, to_url FROM link_urls ORDER BY 1, 2"
     renders = "SELECT url, render FROM pages ORDER BY url"

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gossamer.index.archive import WarcReader
+from gossamer.index.archive import WarcReader, text_source
 from gossamer.index.errors import IndexingError
 from gossamer.index.extract import extract, kind_of
 from gossamer.index.language import detect_language
@@ -118,7 +118,9 @@ def _record(reader: WarcReader, row: ExportRow, final_url: str) -> PageRecord:
     mime = row.content_type or response.content_type
     if response.decode_error or kind_of(mime) is None or not (200 <= row.status < 300):
         return _no_text(row, final_url, digest)
-    text = extract(response.content, mime, row.url)
+    place = (row.warc_file, row.warc_offset, row.warc_length)
+    content, rendered_type = text_source(reader, response, place, row.render)
+    text = extract(content, rendered_type or mime, row.url)
     if text is None or text.noindex or (not text.body.split() and not text.title):
         return _no_text(row, final_url, digest)
     language = detect_language(f"{text.title}\n{text.body}", text.lang_hint)

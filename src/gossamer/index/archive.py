@@ -12,11 +12,12 @@ not-modified revisit to its original with them (``gossamer.search.versions``).
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from types import TracebackType
 
 from gossamer.index.errors import IndexingError
-from gossamer.store.dom import dom_after
+from gossamer.store.dom import RENDER_STATES, dom_after
 from gossamer.store.records import (
     MAX_DECODED,
     ArchivedResponse,
@@ -27,7 +28,11 @@ from gossamer.store.records import (
 from gossamer.store.revisits import beside
 from gossamer.store.warcscan import read_member
 
-__all__ = ["ArchivedResponse", "WarcReader"]
+__all__ = ["DOM_TYPE", "ArchivedResponse", "WarcReader", "text_source"]
+
+log = logging.getLogger(__name__)
+
+DOM_TYPE = "text/html; charset=utf-8"  # a rendered DOM is archived as UTF-8 HTML
 
 
 class WarcReader:
@@ -98,3 +103,21 @@ class WarcReader:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def text_source(
+    reader: WarcReader, response: ArchivedResponse, place: tuple[str, int, int], render: str | None
+) -> tuple[bytes, str | None]:
+    """What a page's text is read from: a rendered page's DOM (as UTF-8 HTML), else its
+    response's content (None: the caller's own type). ``place``: the response's file, offset
+    and length; ``render``: its ``pages.render``. A DOM that cannot be read leaves the
+    response's content, with a warning."""
+    if render not in RENDER_STATES:
+        return response.content, None
+    filename, offset, length = place
+    try:
+        dom = reader.dom(filename, offset, length, response.url)
+    except IndexingError as exc:
+        log.warning("%s: its DOM is unreadable, reading its HTML: %s", response.url, exc)
+        return response.content, None
+    return (response.content, None) if dom is None else (dom, DOM_TYPE)

@@ -50,7 +50,7 @@ import tantivy
 
 from gossamer.index.access import LOCK_NAME, IndexLock
 from gossamer.index.anchors import ANCHORS_FILE, AnchorStore
-from gossamer.index.archive import WarcReader
+from gossamer.index.archive import WarcReader, text_source
 from gossamer.index.compact import Compaction, compact, recover
 from gossamer.index.document import PageFacts, page_document
 from gossamer.index.embed import semantic_installed
@@ -81,7 +81,6 @@ from gossamer.index.shards import (
 )
 from gossamer.index.vectors import VectorReport, has_vectors, update_vectors
 from gossamer.store.docstore import DocRow, DocStore, PendingPage
-from gossamer.store.dom import RENDER_STATES
 from gossamer.store.records import MAX_DECODED
 from gossamer.urls import host_or_empty
 
@@ -184,16 +183,9 @@ def _read_one(reader: WarcReader, page: PendingPage) -> ExtractedPage:
     mime = page.content_type or response.content_type or ""  # crawl.db holds the sniffed type
     if response.decode_error:
         return ExtractedPage(page, host, response.date, mime, None, "", _NO_KEYS, 0, "bad_encoding")
-    content = response.content
-    if page.render in RENDER_STATES:  # a rendered page: its text is the DOM's
-        try:
-            dom = reader.dom(page.warc_file, page.warc_offset, page.warc_length, page.url)
-        except IndexingError as exc:
-            log.warning("%s: its DOM is unreadable, indexing its HTML: %s", page.url, exc)
-            dom = None
-        if dom is not None:
-            content, mime = dom, "text/html; charset=utf-8"
-    text = extract(content, mime, page.url)
+    place = (page.warc_file, page.warc_offset, page.warc_length)
+    content, rendered_type = text_source(reader, response, place, page.render)
+    text = extract(content, rendered_type or mime, page.url)
     if text is None:
         return ExtractedPage(page, host, response.date, mime, None, "", _NO_KEYS, 0, "not_text")
     if text.noindex:

@@ -21,7 +21,7 @@ __all__ = ["ExportRow", "ExportRows", "RowFilter"]
 # (src, dst), so memory stays one page's links whatever the crawl's size.
 _PAGES = """
 SELECT p.url, p.status, p.fetched_at, p.content_type, p.host, p.depth, p.doc_id,
-       p.warc_file, p.warc_offset, p.warc_length, p.error,
+       p.warc_file, p.warc_offset, p.warc_length, p.error, {render},
        (SELECT group_concat(d.url, char(10)) FROM links AS l JOIN urls AS d ON d.id = l.dst
         WHERE l.src = u.id) AS links_out
 FROM pages AS p LEFT JOIN urls AS u ON u.url = p.url
@@ -75,6 +75,7 @@ class ExportRow:
     warc_length: int | None
     error: str | None
     links: tuple[str, ...]
+    render: str | None = None  # pages.render: a rendered page's text is its DOM's
 
 
 class ExportRows(CrawlRecords):
@@ -97,7 +98,8 @@ class ExportRows(CrawlRecords):
     def rows(self, where: RowFilter) -> Iterator[ExportRow]:
         """Every page row ``where`` lets through, in WARC order, with its links out."""
         clause, params = where.sql()
-        for values in self._query(_PAGES.format(where=clause), params):
+        sql = _PAGES.format(where=clause, render=self.page_column("render", "p"))
+        for values in self._query(sql, params):
             (
                 url,
                 status,
@@ -110,9 +112,10 @@ class ExportRows(CrawlRecords):
                 offset,
                 length,
                 error,
+                render,
                 links,
             ) = values
             yield ExportRow(
                 url, status, fetched_at, mime, host, depth, doc_id, wfile, offset, length, error,
-                tuple(links.split("\n")) if links else (),
+                tuple(links.split("\n")) if links else (), render,
             )  # fmt: skip

@@ -61,6 +61,7 @@ class CrawlReads:
         self._conn = conn
         self.path = path
         self._page_select: str | None = None
+        self._pages_present: frozenset[str] | None = None
 
     def _before_read(self) -> None:
         """Called before each query; a writer makes its buffered rows visible here."""
@@ -76,12 +77,20 @@ class CrawlReads:
         return None
 
     def _page_columns(self) -> str:
-        """``PAGE_COLUMNS``, a column the file does not have yet read as NULL: a crawl.db of
-        an older schema opened read-only (search, serve) is not upgraded (``render``: 6)."""
-        with faults("read", self.path):
-            present = {row[1] for row in self._conn.execute("PRAGMA table_info(pages)")}
-        names = PAGE_COLUMNS.split(", ")
-        return ", ".join(name if name in present else f"NULL AS {name}" for name in names)
+        """``PAGE_COLUMNS``, each as :meth:`page_column` gives it."""
+        return ", ".join(self.page_column(name) for name in PAGE_COLUMNS.split(", "))
+
+    def page_column(self, name: str, table: str = "") -> str:
+        """``name`` of ``pages`` for a SELECT list (``table``: its alias), NULL if the file
+        has no such column yet: a crawl.db of an older schema opened read-only (search,
+        serve, export) is not upgraded (``render`` came with schema 6)."""
+        if self._pages_present is None:
+            with faults("read", self.path):
+                rows = self._conn.execute("PRAGMA table_info(pages)").fetchall()
+            self._pages_present = frozenset(str(row[1]) for row in rows)
+        if name in self._pages_present:
+            return f"{table}.{name}" if table else name
+        return f"NULL AS {name}"
 
     def stored_pages(self, urls: Collection[str]) -> set[str]:
         """Which of ``urls`` were fetched with a 2xx answer and archived: the URLs whose cached
