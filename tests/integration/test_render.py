@@ -3,9 +3,9 @@ crawled whole with ``--render``, in one process, with ``--workers 2`` and in a s
 Redis (``modes.py``), and the site's request log finds the crawl polite with the browser's own
 requests counted: no overlap per host name, no robots.txt or Crawl-delay violation, no
 request to the private address the page's script asks for. Without ``--render`` the crawl
-finds one page and says it looked script-built. The rendered text is searchable and
-exported; a recovered crawl.db (its rows rebuilt from the WARC files alone) holds the same
-rendered pages and links.
+finds one page and says it looked script-built. The rendered text is searchable, exported
+and shown as the cached copy; a recovered crawl.db (its rows rebuilt from the WARC files
+alone) holds the same rendered pages and links.
 
 Needs Debian's ``chromium`` and the ``playwright`` package; skipped with the reason if either
 is missing (``make test`` installs both when root).
@@ -22,7 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from gossamer.index.archive import WarcReader
+from gossamer.store import CrawlRecords
 from gossamer.testweb.appsite import AppSite, ThreadedAppSite
+from gossamer.web.cached import RENDERED_NOTE, load_cached
 
 from ..chromium import require_chromium
 from .modes import ROOT, Mode, mode_fixture
@@ -131,6 +134,10 @@ def test_rendered_text_is_searchable_and_recover_keeps_the_rendering(
     exported = _gossamer("export", out, "--out", "-", "--fields", "url,text")
     texts = {record["url"]: record["text"] for record in map(json.loads, exported.splitlines())}
     assert marker in texts[page]
+    # and the web UI's cached copy shows the page as the browser rendered it, saying so
+    with CrawlRecords(out / "crawl.db") as records, WarcReader(out / "warc") as reader:
+        copy = load_cached(records, reader, page)
+    assert copy is not None and marker.encode() in copy.body and copy.note == RENDERED_NOTE
 
     links = "SELECT from_url, to_url FROM link_urls ORDER BY 1, 2"
     renders = "SELECT url, render FROM pages ORDER BY url"

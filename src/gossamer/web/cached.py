@@ -22,10 +22,10 @@ size. 2 MiB is more than 99% of real HTML pages and half what the crawl reads fo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gossamer.index import IndexingError, WarcReader, extract_pdf
-from gossamer.index.archive import ArchivedResponse
+from gossamer.index.archive import ArchivedResponse, text_source
 from gossamer.index.extract import kind_of
 from gossamer.parse import decode_html
 from gossamer.search.versions import PageVersion, ShownVersion, find_version, read_version
@@ -51,6 +51,12 @@ class CachedCopy:
     at: str = ""  # the version's 14-digit time; "" for the copy crawl.db points at
 
 
+RENDERED_NOTE = (
+    "The page as a browser rendered it when it was crawled: its scripts had run. The server"
+    " sent the HTML they started from."
+)
+
+
 def _note(text: str) -> bytes:
     return f"<!DOCTYPE html><meta charset=utf-8><p>{esc(text)}</p>".encode()
 
@@ -64,6 +70,11 @@ def load_cached(records: CrawlRecords, reader: WarcReader, url: str) -> CachedCo
         response = reader.read(row.warc_file, row.warc_offset, row.warc_length or 0)
     except IndexingError as exc:
         return CachedCopy(url, "", _note(f"The archived copy cannot be read: {exc}"), _HTML)
+    place = (row.warc_file, row.warc_offset, row.warc_length or 0)
+    content, rendered_type = text_source(reader, response, place, row.render)
+    if rendered_type is not None:  # the DOM a browser made of it, which is what was read
+        copy = _prepared(url, replace(response, content=content), rendered_type)
+        return replace(copy, note=RENDERED_NOTE)
     # crawl.db holds the sniffed type
     return _prepared(url, response, row.content_type or response.content_type or "")
 
