@@ -118,6 +118,7 @@ class SiteConfig:
     cookies: str | None = None  # a Netscape cookie file (curl -c, wget --save-cookies)
     # render the site's pages in Chromium: true, false, or "auto" (only pages whose HTML
     # looks script-built); over --render and --render-auto (gossamer.render)
+    http2: bool | None = None  # https over HTTP/2 where the site offers it (over [fetch] http2)
     render: bool | str | None = None
     # kinds of sub-resource a rendered page may not load: "image", "media", "font", ...
     # (Playwright's resource types); over [render] block

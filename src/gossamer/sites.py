@@ -4,8 +4,9 @@ Data flow: the TOML config's ``[[site]]`` tables (``config.SiteConfig``, checked
 edge by :func:`site_problem`) -> **SiteRules.for_host** -> one resolved :class:`SiteRule` per
 host, read by every part that treats sites differently: the frontiers (a host's delay and
 in-flight limit: ``frontier/frontier.py``, the Redis frontier's CRAWL_DELAY and ADD), admission
-(a host's URL budget), the fetcher (User-Agent, headers, proxy, cookie file) and robots.txt
-matching (the product token of the site's User-Agent).
+(a host's URL budget), the fetcher (User-Agent, headers, proxy, cookie file, HTTP/2), the
+renderer (``render``, ``block``: ``render/choice.py``) and robots.txt matching (the product
+token of the site's User-Agent).
 
 Matching. ``match`` is a host glob, compared with the host name as ``urls.host_of`` spells it
 (lower case, punycode, no port): ``*`` stands for any run of characters, dots included, and
@@ -79,6 +80,7 @@ class SiteRule:
     headers: tuple[tuple[str, str], ...]  # sent besides the fetcher's own
     proxy: str | None  # the site's proxy URL; None: the crawl's own route
     cookies: str | None  # absolute path of the site's Netscape cookie file; None: none
+    http2: bool = False  # https over the HTTP/2 transport (``fetch/http2.py``)
     render: bool | str | None = None  # the table's render (True, False, "auto"); None: unset
     block: tuple[str, ...] | None = None  # sub-resource kinds a rendered page may not load
 
@@ -117,6 +119,7 @@ class SiteRules:
             headers=(),
             proxy=None,
             cookies=None,
+            http2=config.fetch.http2,
         )
         return cls(config.sites, default)
 
@@ -173,6 +176,7 @@ class SiteRules:
             headers=first("headers"),
             proxy=first("proxy"),
             cookies=first("cookies"),
+            http2=first("http2"),
             render=first("render"),
             block=first("block"),
         )
@@ -283,6 +287,7 @@ _CHECKS = {
     # Netscape cookie file), so a site's are checked exactly as --proxy and --cookies are
     "proxy": RULES["fetch.proxy"],
     "cookies": RULES["fetch.cookies_file"],
+    "http2": RULES["fetch.http2"],
     "render": _render,
     "block": RULES["render.block"],
 }

@@ -182,6 +182,27 @@ def test_a_server_without_h2_is_spoken_to_in_http11(
     assert len([r for r in _records(out) if r.rec_type == "response"]) == 4
 
 
+@pytest.mark.parametrize(
+    ("flags", "table", "spoken"),
+    [((), "http2 = true", "2"), (("--http2",), "http2 = false", "1.1")],
+)
+def test_a_site_rule_chooses_the_transport_for_its_host(
+    tmp_path: Path,
+    certificates: tuple[Path, Path],
+    flags: tuple[str, ...],
+    table: str,
+    spoken: str,
+) -> None:
+    pem, ca_file = certificates
+    config = tmp_path / "c.toml"
+    config.write_text(f'[[site]]\nmatch = "{HOST}"\n{table}\n', encoding="utf-8")
+    site = Site()
+    with LoopThread(_server(site, pem, ["h2", "http/1.1"])) as port:
+        out = _crawl(tmp_path, port, ca_file, "--config", str(config), *flags)
+    assert {version for _, version in site.seen} == {spoken}
+    assert len([r for r in _records(out) if r.rec_type == "response"]) == 4
+
+
 def test_the_size_cap_and_the_guard_hold_over_http2(
     tmp_path: Path, certificates: tuple[Path, Path]
 ) -> None:

@@ -3,9 +3,10 @@ crawled whole with ``--render``, in one process, with ``--workers 2`` and in a s
 Redis (``modes.py``), and the site's request log finds the crawl polite with the browser's own
 requests counted: no overlap per host name, no robots.txt or Crawl-delay violation, no
 request to the private address the page's script asks for. Without ``--render`` the crawl
-finds one page and says it looked script-built. The rendered text is searchable, exported
-and shown as the cached copy; a recovered crawl.db (its rows rebuilt from the WARC files
-alone) holds the same rendered pages and links.
+finds one page and says it looked script-built. In one process ``--render-auto`` renders
+exactly the script-built pages, whose text is then searchable, exported and shown as the
+cached copy; a recovered crawl.db (its rows rebuilt from the WARC files alone) holds the same
+rendered pages and links.
 
 Needs Debian's ``chromium`` and the ``playwright`` package; skipped with the reason if either
 is missing (``make test`` installs both when root).
@@ -72,7 +73,11 @@ def _figures(folder: Path) -> dict[str, object]:
 def test_render_finds_every_page_politely_in_every_mode(
     mode: Mode, site: ThreadedAppSite, tmp_path: Path
 ) -> None:
-    finished = mode.run(_seeds(site, tmp_path), tmp_path / "out", *FAST, "--render", APPS)
+    # one process renders by guess (--render-auto), which must pick the same pages: the
+    # script-built ones, not the plain host's pages with their analytics script nor the thin
+    # host's short ones
+    asked = ("--render-auto", "*") if mode.name == "one" else ("--render", APPS)
+    finished = mode.run(_seeds(site, tmp_path), tmp_path / "out", *FAST, *asked)
     assert set(finished.codes) == {0}, finished.stderr
     site.sync()
     report = site.report(rendered=True)
@@ -92,6 +97,8 @@ def test_render_finds_every_page_politely_in_every_mode(
     counted = [_figures(folder)["render"] for folder in finished.folders]
     assert sum(c.get("rendered", 0) for c in counted) == len(scripted), counted  # type: ignore[attr-defined]
     assert "rendered in a browser: " in finished.stdout
+    if mode.name == "one":
+        _what_is_kept(site, finished.out)
 
 
 _RESOURCES = "SELECT url FROM pages WHERE purpose = 'resource'"
@@ -110,21 +117,10 @@ def test_without_render_the_crawl_says_the_page_looked_script_built(
     assert site.report(rendered=False).ok()
 
 
-def test_rendered_text_is_searchable_and_recover_keeps_the_rendering(
-    site: ThreadedAppSite, tmp_path: Path
-) -> None:
-    out = tmp_path / "out"
-    finished = Mode("one").run(_seeds(site, tmp_path), out, *FAST, "--render-auto", "*")
-    assert finished.codes == (0,), finished.stderr
-    site.sync()
-    assert site.report(rendered=True).ok()
+def _what_is_kept(site: ThreadedAppSite, out: Path) -> None:
+    """A rendered page's text is searchable, exported and shown as its cached copy; a
+    recovered crawl.db holds the same rendered pages and links."""
     scripted = site.pages("script_built")
-    # auto renders exactly the script-built pages: the plain host's analytics script and
-    # the thin host's short pages are left alone
-    assert set(_rows((out,), "SELECT url FROM pages WHERE render = 'rendered'")) == {
-        (url,) for url in scripted
-    }
-
     page = sorted(scripted)[-1]
     marker = site.marker(page)
     _gossamer("index", out, "--workers", "1")

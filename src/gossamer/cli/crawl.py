@@ -28,7 +28,7 @@ from gossamer.cli.flags import (
     seconds,
 )
 from gossamer.config import CrawlConfig, PolitenessConfig, Requested, requested, settle
-from gossamer.crawling.fetching import proxies_of
+from gossamer.crawling.fetching import proxies_of, wants_http2
 from gossamer.crawling.folder import CrawlLock
 from gossamer.crawling.revisits import begin_recrawl
 from gossamer.crawling.scope import MODES, scope_of, seed_surts
@@ -542,7 +542,7 @@ def run_crawl(args: argparse.Namespace) -> int:
         check_thread_flags(args)
         plan = crawl_plan(args)
         proxies_of(plan.config)  # the environment's proxies too: refused here, in one line
-        if plan.config.fetch.http2:
+        if wants_http2(plan.config):
             require("gossamer crawl --http2", "http2")
         check_renderable(plan.config, engine=args.engine)
         config, note = begin_crawl(plan)

@@ -24,7 +24,7 @@ from gossamer.fetch.proxy import Proxies
 from gossamer.fetch.resolver import parse_resolve
 from gossamer.sites import SiteRules
 
-__all__ = ["build_fetcher", "cookie_jars", "fetch_limits", "proxies_of"]
+__all__ = ["build_fetcher", "cookie_jars", "fetch_limits", "proxies_of", "wants_http2"]
 
 
 def fetch_limits(config: CrawlConfig) -> FetchLimits:
@@ -86,7 +86,8 @@ def build_fetcher(config: CrawlConfig, *, connections: int) -> Fetcher:
     ``fetch.http2`` needs the http2 extra: a missing one is a ``MissingExtraError`` here,
     before any request (the CLI asks first, to say so in one line).
     """
-    if config.fetch.http2:
+    h2 = wants_http2(config)
+    if h2:
         require("fetch.http2", "http2")
     sites = SiteRules.of(config)
     return Fetcher(
@@ -101,5 +102,11 @@ def build_fetcher(config: CrawlConfig, *, connections: int) -> Fetcher:
         cookies=cookie_jars(config, sites),
         record_cookies=config.fetch.warc_cookies,
         site_for=sites.for_url if sites else None,
-        http2=config.fetch.http2,
+        http2=(lambda url: sites.for_url(url).http2) if h2 else None,
     )
+
+
+def wants_http2(config: CrawlConfig) -> bool:
+    """Whether any request of the crawl may go over HTTP/2: ``[fetch] http2`` (``--http2``)
+    or a ``[[site]]`` table's ``http2``."""
+    return config.fetch.http2 or any(table.http2 for table in config.sites)

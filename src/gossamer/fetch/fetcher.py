@@ -130,7 +130,7 @@ class Fetcher:
         proxy_for: Callable[[str], str | None] = _direct,
         cookies: CookieJars | None = None,
         record_cookies: bool = False,
-        http2: bool = False,
+        http2: bool | Callable[[str], bool] | None = None,
     ) -> None:
         """``max_per_ip``: exchanges in flight per server address (None: no cap).
 
@@ -146,7 +146,7 @@ class Fetcher:
 
         ``http2``: send https requests that go direct over the HTTP/2 transport
         (``fetch/http2.py``, the ``http2`` extra), which speaks HTTP/1.1 where a server
-        offers no h2.
+        offers no h2: every one (True), or those whose URL it says yes to (a site's rule).
         """
         self._user_agent = user_agent
         self._limits = limits
@@ -166,7 +166,8 @@ class Fetcher:
         self._names: ResolvedNames | None = None
         self._gate: AddressGate | None = None
         self._session: aiohttp.ClientSession | None = None
-        self._http2 = http2
+        self._http2 = http2 is not None and http2 is not False
+        self._h2_for: Callable[[str], bool] | None = http2 if callable(http2) else None
         self._h2: Http2Client | None = None
 
     async def __aenter__(self) -> Fetcher:
@@ -424,7 +425,12 @@ class Fetcher:
         if cookie:
             headers["Cookie"] = cookie
         headers.update(conditions)
-        if self._h2 is not None and proxy is None and target.scheme == "https":
+        if (
+            self._h2 is not None
+            and proxy is None
+            and target.scheme == "https"
+            and (self._h2_for is None or self._h2_for(url))
+        ):
             own = self._site_headers(url, headers or None)
             return await self._exchange_h2(
                 self._h2, target, url, own, max_body=max_body, robots=robots, started=started,
