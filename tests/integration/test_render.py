@@ -24,9 +24,11 @@ from pathlib import Path
 import pytest
 
 from gossamer.index.archive import WarcReader
+from gossamer.search import SearchEngine, page_info
 from gossamer.store import CrawlRecords
 from gossamer.testweb.appsite import AppSite, ThreadedAppSite
 from gossamer.web.cached import RENDERED_NOTE, load_cached
+from gossamer.web.pages import info_page
 
 from ..chromium import require_chromium
 from .modes import ROOT, Mode, mode_fixture
@@ -134,6 +136,10 @@ def _what_is_kept(site: ThreadedAppSite, out: Path) -> None:
     with CrawlRecords(out / "crawl.db") as records, WarcReader(out / "warc") as reader:
         copy = load_cached(records, reader, page)
     assert copy is not None and marker.encode() in copy.body and copy.note == RENDERED_NOTE
+    # and the page info says how it was read
+    with SearchEngine(out) as engine, CrawlRecords(out / "crawl.db") as records:
+        info = page_info(engine, records, page)
+    assert info is not None and "rendered</th><td>in a browser:" in info_page(info, True)
 
     links = "SELECT from_url, to_url FROM link_urls ORDER BY 1, 2"
     renders = "SELECT url, render FROM pages ORDER BY url"

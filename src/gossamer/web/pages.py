@@ -230,6 +230,15 @@ def _versions(info: PageInfo) -> str:
     return f"<table class='meta'>{head}{''.join(rows)}</table>"
 
 
+# pages.render, as the page info says it (gossamer.render)
+_RENDERED = {
+    "rendered": "in a browser: its links and text are those its scripts made",
+    "unsettled": "in a browser, still busy at the time limit: kept as it stood then",
+    "failed": "no: the browser could not load it, so its own HTML was read",
+    "hint": "no, though it looked built by scripts (see --render)",
+}
+
+
 def info_page(info: PageInfo, english: bool) -> str:
     whole = shown_title(info.doc.title, None) if info.doc is not None else ""
     title = whole or info.url
@@ -267,6 +276,7 @@ def info_page(info: PageInfo, english: bool) -> str:
             ("WARC record", esc(location if fetch.warc_file else "none")),
             ("content id", esc(fetch.doc_id or "")),
             ("error", esc(fetch.error or "")),
+            ("rendered", esc(_RENDERED.get(fetch.render or "", "no"))),
         ]
     if doc is not None:
         meta += [
