@@ -36,7 +36,7 @@ from .modes import ROOT, Mode, mode_fixture
 CHROMIUM = require_chromium()
 
 # Two app hosts (app2 with a robots.txt Crawl-delay), three pages each, and the static hosts.
-SITE = AppSite(apps=2, pages=3, plain_pages=3, crawl_delay=0.3)
+SITE = AppSite(apps=2, pages=3, plain_pages=3, crawl_delay=0.15)
 APPS = "app*.web.test"
 FAST = ("--delay", "0.05")  # app2's Crawl-delay still holds for its pages and their requests
 

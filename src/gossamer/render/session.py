@@ -71,6 +71,17 @@ async def _answer(route: Route, result: FetchResult | None) -> None:
         pass
 
 
+def _is_main_document(request: Request) -> bool:
+    """The page's own navigation: the first of the main frame, whatever form of the URL the
+    browser wrote (its parser and ours may spell an odd URL differently)."""
+    if not request.is_navigation_request():
+        return False
+    try:
+        return request.frame.parent_frame is None
+    except PlaywrightError:  # a request of no frame (a service worker's)
+        return False
+
+
 async def render_page(
     pool: BrowserPool,
     page: FetchResult,
@@ -81,12 +92,11 @@ async def render_page(
 ) -> Rendering:
     """Render ``page`` (a fetched 2xx HTML page) within ``seconds``; ``screenshot``: take a
     PNG of the viewport too."""
-    main_url = page.url
     served = False
 
     async def route(route: Route, request: Request) -> None:
         nonlocal served
-        if not served and request.url == main_url and request.is_navigation_request():
+        if not served and _is_main_document(request):
             served = True
             await _answer(route, page)
             return

@@ -88,10 +88,14 @@ def test_a_page_that_never_settles_is_kept_and_its_request_cut_off(tmp_path: Pat
                 _page(url, "<p>x</p>"), RULES, LIMITS, fetcher=None,  # type: ignore[arg-type]
                 keep=kept.append, cache=ResourceCache(), refused=Counter(),
             )  # fmt: skip
+            # a URL the browser spells otherwise (it escapes the spaces): still the page's
+            # own document, served from the bytes fetched, not asked for again
+            odd = f"http://slow.test:{port}/odd page?q=a b"
             second = await render_page(
-                pool, _page(url, "<p>plain</p>"), again, 5.0, screenshot=True
+                pool, _page(odd, "<p>plain</p>"), again, 5.0, screenshot=True
             )
             assert second.state == RENDERED and b"plain" in (second.dom or b"")
+            assert again.fetched == 0
             assert (second.screenshot or b"").startswith(b"\x89PNG\r\n\x1a\n")
             assert pool.restarts == 1
         finally:
