@@ -29,22 +29,29 @@ from gossamer.robots import RobotsAnswer, lasting, lasting_answer
 from gossamer.stats import CrawlStats
 from gossamer.store import MetadataDB, WarcLocation, page_row
 from gossamer.store.revisits import Original
+from gossamer.store.warc import DOM_TYPE
 from gossamer.urls import canonical_link, origin_of
 from gossamer.urls.canonical import CanonicalLinks
 
 if TYPE_CHECKING:
     from gossamer.plugins.hooks import CrawlHooks, Verdict
 
-__all__ = ["ASKED_ON_A_GUESS", "HINT", "HTML_TYPES", "PARSE_LIMIT", "Recorder", "note_robots"]
+__all__ = [
+    "ASKED_ON_A_GUESS",
+    "HINT",
+    "HTML_TYPES",
+    "PARSE_LIMIT",
+    "Recorder",
+    "note_robots",
+    "stored_html",
+]
 
 log = logging.getLogger(__name__)
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 HINT = "hint"  # pages.render of a page that looked script-built and was not rendered
-_DOM_TYPE = "text/html; charset=utf-8"
 # Requests made on a guess (a sitemap, a rendered page's own): a 404 or 410 is not an error.
 ASKED_ON_A_GUESS = ("sitemap", "resource")
-# a rendered DOM is serialised as UTF-8
 PARSE_LIMIT = 4 * 1024 * 1024  # bytes of a page handed to the HTML parser
 
 
@@ -224,13 +231,7 @@ class Recorder:
 
     def _parsed(self, result: FetchResult) -> ParsedPage | None:
         """A stored HTML page parsed for its links (a rendered page: its DOM); else None."""
-        if (
-            not 200 <= result.status < 300
-            or result.error
-            or result.skipped_body
-            or result.is_redirect
-            or media_type(result.content_type) not in HTML_TYPES
-        ):
+        if not stored_html(result):
             return None
         # The parse tree costs ~24x the bytes parsed: links are taken from the first
         # PARSE_LIMIT bytes only, which bounds memory per page (the WARC keeps the whole body).
@@ -392,6 +393,17 @@ class Recorder:
                     job.depth)  # fmt: skip
 
 
+def stored_html(result: FetchResult) -> bool:
+    """Whether ``result`` is an HTML page whose body was kept: one parsed for links (and,
+    for a rendered host, one the browser may render)."""
+    return (
+        200 <= result.status < 300
+        and not result.error
+        and not result.skipped_body
+        and media_type(result.content_type) in HTML_TYPES
+    )
+
+
 def _parse_bytes(result: FetchResult) -> bytes:
     """What a page's links are read from: its rendered DOM if it has one, else its body."""
     source = result.rendered if result.rendered is not None else result.content
@@ -399,7 +411,7 @@ def _parse_bytes(result: FetchResult) -> bytes:
 
 
 def _parse_type(result: FetchResult) -> str:
-    return _DOM_TYPE if result.rendered is not None else result.content_type
+    return DOM_TYPE if result.rendered is not None else result.content_type
 
 
 def _hooks_of(admitter: Admitter, stats: CrawlStats, db: MetadataDB) -> CrawlHooks | None:

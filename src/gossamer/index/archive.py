@@ -26,13 +26,12 @@ from gossamer.store.records import (
     read_response,
 )
 from gossamer.store.revisits import beside
+from gossamer.store.warc import DOM_TYPE
 from gossamer.store.warcscan import read_member
 
-__all__ = ["DOM_TYPE", "ArchivedResponse", "WarcReader", "text_source"]
+__all__ = ["ArchivedResponse", "WarcReader", "text_source"]
 
 log = logging.getLogger(__name__)
-
-DOM_TYPE = "text/html; charset=utf-8"  # a rendered DOM is archived as UTF-8 HTML
 
 
 class WarcReader:

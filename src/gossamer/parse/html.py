@@ -29,6 +29,7 @@ __all__ = [
     "Link",
     "ParsedPage",
     "base_url",
+    "may_have_scripts",
     "parse_html",
     "robots_directives",
     "title_of",
@@ -222,10 +223,14 @@ def parse_html(
         nofollow=meta.nofollow,
         text_encoding=encoding,
         depth_capped=bounded.capped,
-        # (a byte search first: most pages a crawl parses have no script to walk the tree for)
-        script_built=(b"<script" in content or b"<SCRIPT" in content)
-        and _script_built(tree, bool(found)),
+        script_built=may_have_scripts(content) and _script_built(tree, bool(found)),
     )
+
+
+def may_have_scripts(content: bytes) -> bool:
+    """Whether an HTML body may hold a ``<script>``: a byte search, so a page without one
+    (most pages a crawl parses) is never walked for scripts nor parsed for the hint."""
+    return b"<script" in content or b"<SCRIPT" in content
 
 
 def _script_built(tree: LexborHTMLParser, has_links: bool) -> bool:

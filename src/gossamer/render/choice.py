@@ -78,7 +78,7 @@ class RenderChoice:
     def __init__(self, config: CrawlConfig, sites: SiteRules) -> None:
         render = config.render
         self._globs = _Globs(_regex(render.hosts), _regex(render.auto))
-        self._sites = sites
+        self.sites = sites  # the crawl's [[site]] rules, which a rendered page's delay is too
         self._block = frozenset(render.block)
         self._modes: dict[str, Mode] = {}
 
@@ -99,7 +99,7 @@ class RenderChoice:
         return mode
 
     def _mode(self, host: str) -> Mode:
-        table = self._sites.for_host(host).render
+        table = self.sites.for_host(host).render
         if table is not None:
             return Mode.AUTO if table == "auto" else Mode.ALWAYS if table else Mode.OFF
         globs = self._globs
@@ -111,7 +111,7 @@ class RenderChoice:
 
     def blocked(self, host: str) -> frozenset[str]:
         """The request kinds a rendered page of ``host`` may not load."""
-        table = self._sites.for_host(host).block
+        table = self.sites.for_host(host).block
         return self._block if table is None else frozenset(table)
 
 

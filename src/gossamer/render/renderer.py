@@ -15,28 +15,25 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from gossamer.config import CrawlConfig
+from gossamer.crawling.recorder import PARSE_LIMIT, stored_html
 from gossamer.fetch import FetchResult
-from gossamer.fetch.fetcher import Fetcher, media_type
+from gossamer.fetch.fetcher import Fetcher
 from gossamer.frontier import Job
 from gossamer.parse import parse_html
+from gossamer.parse.html import may_have_scripts
 from gossamer.render.browser import BrowserPool
 from gossamer.render.choice import Mode, RenderChoice, find_browser
 from gossamer.render.session import render_page
 from gossamer.render.subfetch import PageLimits, ResourceCache, SubFetches
 from gossamer.robots import RobotsRules
-from gossamer.sites import SiteRules
 
 __all__ = ["Renderer"]
-
-_HTML = ("text/html", "application/xhtml+xml")
-_PARSE_LIMIT = 4 * 1024 * 1024
 
 
 class Renderer:
     def __init__(self, config: CrawlConfig, choice: RenderChoice) -> None:
         render = config.render
         self._choice = choice
-        self._sites = SiteRules.of(config)
         self._cap = config.politeness.crawl_delay_cap
         self._timeout = render.page_timeout
         self._max_requests = render.max_requests
@@ -53,19 +50,16 @@ class Renderer:
     def wanted(self, job: Job, result: FetchResult) -> bool:
         """Whether this fetched page is rendered: a stored HTML page of a rendered host
         (for ``auto``, one whose HTML looks script-built)."""
-        if (
-            not 200 <= result.status < 300
-            or result.error
-            or result.skipped_body
-            or media_type(result.content_type) not in _HTML
-        ):
+        if not stored_html(result):
             return False
         mode = self._choice.mode(job.host)
         if mode is Mode.OFF:
             return False
         if mode is Mode.ALWAYS:
             return True
-        content = result.content[:_PARSE_LIMIT]
+        content = result.content[:PARSE_LIMIT]
+        if not may_have_scripts(content):  # no parse of a page the hint would pass over
+            return False
         return parse_html(content, result.url, result.content_type).script_built
 
     async def render(
@@ -78,7 +72,7 @@ class Renderer:
         keep: Callable[[FetchResult], None],
     ) -> FetchResult:
         """``result`` rendered: its ``render`` state and DOM set."""
-        delay = self._sites.for_host(job.host).delay
+        delay = self._choice.sites.for_host(job.host).delay
         if rules is not None and rules.crawl_delay is not None:
             delay = max(delay, min(rules.crawl_delay, self._cap))
         limits = PageLimits(delay, self._max_requests, self._choice.blocked(job.host))

@@ -107,7 +107,6 @@ FROM crawl.pages AS p LEFT JOIN docs AS d ON d.url_id = p.url_id
 WHERE p.status BETWEEN 200 AND 299 AND p.warc_file IS NOT NULL AND p.purpose = 'page'
   AND (d.num IS NULL OR d.fetched_at < p.fetched_at)
 """
-# (A crawl.db of schema 5 has no render column: its pages were never rendered.)
 _PENDING = f"""
 SELECT p.url, p.url_id, p.doc_id, p.content_type, p.fetched_at,
        p.warc_file, p.warc_offset, p.warc_length, d.num, {{render}}
@@ -256,12 +255,13 @@ class DocStore:
 
     def pending(self, crawl_db: Path) -> list[PendingPage]:
         """Pages of ``crawl_db`` not indexed yet, in WARC order (sequential reads)."""
-        sql = _PENDING.format(render="p.render")
-        try:
-            rows = self._with_crawl(crawl_db, sql)
-        except StoreError:  # a crawl.db older than schema 6 (opened read-only: not upgraded)
-            rows = self._with_crawl(crawl_db, _PENDING.format(render="NULL"))
-        return [PendingPage(*row) for row in rows]
+        # A crawl.db older than schema 6 has no render column: attached read-only, it is not
+        # upgraded, and its pages were never rendered.
+        columns = {row[1] for row in self._with_crawl(crawl_db, "PRAGMA crawl.table_info(pages)")}
+        render = "p.render" if "render" in columns else "NULL"
+        return [
+            PendingPage(*row) for row in self._with_crawl(crawl_db, _PENDING.format(render=render))
+        ]
 
     def gone(self, crawl_db: Path) -> list[DocRow]:
         """Rows (indexed or not) whose page ``crawl_db`` no longer holds as a document."""

@@ -54,9 +54,18 @@ from gossamer.store.stamps import iso_second, split_time
 from gossamer.store.warcbytes import RecordIds, digest_text
 from gossamer.urls import path_query_of
 
-__all__ = ["DOM_PREFIX", "VIEW_PREFIX", "WarcLocation", "WarcStore", "payload_digest", "warc_date"]
+__all__ = [
+    "DOM_PREFIX",
+    "DOM_TYPE",
+    "VIEW_PREFIX",
+    "WarcLocation",
+    "WarcStore",
+    "payload_digest",
+    "warc_date",
+]
 
 DOM_PREFIX = "urn:dom:"  # the WARC-Target-URI of a rendered page's DOM: this and its URL
+DOM_TYPE = "text/html; charset=utf-8"  # its Content-Type: the DOM serialised as UTF-8
 VIEW_PREFIX = "urn:view:"  # of its screenshot (Browsertrix's name for the viewport's PNG)
 
 _GZIP_WBITS = 31  # deflate inside a gzip container
@@ -257,7 +266,7 @@ class WarcStore:
         member right after the response's, which is how the index and a resume find it."""
         return self._resource_record(
             DOM_PREFIX + result.url,
-            "text/html; charset=utf-8",
+            DOM_TYPE,
             result.rendered or b"",
             (date, response_id),
             {"WARC-Gossamer-Render": result.render or "rendered"},
